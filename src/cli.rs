@@ -1,0 +1,93 @@
+//! Command-line interface: clap structs mirroring operator-sdk's commands and flags.
+
+use clap::{ArgAction, Args, Parser, Subcommand};
+use clap_complete::Shell;
+
+use crate::project_file::License;
+
+#[derive(Debug, Parser)]
+#[command(name = "opsdk", version, about = "Scaffold Kubernetes operators in Rust, the operator-sdk way")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Initialize a new operator project in the current directory
+    Init(InitArgs),
+    /// Scaffold a Kubernetes API (CRD types) and its controller
+    #[command(subcommand)]
+    Create(CreateCommand),
+    /// Print the opsdk version and the versions it pins in generated projects
+    Version,
+    /// Print a shell completion script
+    Completion {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Add an API (CRD types) and its controller to the project
+    Api(CreateApiArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Domain of the project's API groups
+    #[arg(long, default_value = "my.domain")]
+    pub domain: String,
+    /// Repository path, e.g. github.com/owner/name; its last segment names the project
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// Project (crate) name [default: the last segment of --repo, else the directory name]
+    #[arg(long)]
+    pub project_name: Option<String>,
+    /// Copyright owner for the license
+    #[arg(long, default_value = "")]
+    pub owner: String,
+    /// License of the generated project
+    #[arg(long, value_enum, default_value = "apache2")]
+    pub license: License,
+    /// Print the files that would be written, and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Boolean flags below accept both `--flag` and `--flag=false`, as operator-sdk's do.
+#[derive(Debug, Args)]
+pub struct CreateApiArgs {
+    /// API group, prefixed to the domain; without it the group is the domain
+    #[arg(long, default_value = "")]
+    pub group: String,
+    /// API version, e.g. v1alpha1
+    #[arg(long)]
+    pub version: String,
+    /// Kind, in CamelCase, e.g. Application
+    #[arg(long)]
+    pub kind: String,
+    /// Plural resource name [default: the Kubernetes plural of the kind]
+    #[arg(long)]
+    pub plural: Option<String>,
+    /// Whether the resource is namespaced
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub namespaced: bool,
+    /// Scaffold the API types
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub resource: bool,
+    /// Scaffold the controller
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub controller: bool,
+    /// Give the kind an image/replicas/port spec and a controller that runs it as a Deployment
+    /// and a Service (kubebuilder's deploy-image plugin) [default: true for kind Application]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub deploy_image: Option<bool>,
+    /// Overwrite this kind's existing files
+    #[arg(long)]
+    pub force: bool,
+    /// Print the files that would be written, and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}

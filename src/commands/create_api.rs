@@ -1,0 +1,157 @@
+//! `opsdk create api`: an API (CRD types) and its controller, added to an existing project.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::cli::CreateApiArgs;
+use crate::context::{ProjectContext, ResourceContext};
+use crate::naming::plural_of;
+use crate::plan::{PlannedFile, Policy};
+use crate::project_file::{self, Project, Resource};
+use crate::render::{Scope, render};
+use crate::validate;
+
+pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
+    let mut project = Project::load(root)?;
+    let resource = resource_from_args(&project, args)?;
+    match project.resources.iter_mut().find(|r| same_gvk(r, &resource)) {
+        Some(existing) => *existing = resource.clone(),
+        None => project.resources.push(resource.clone()),
+    }
+    let ctx = ProjectContext::new(&project);
+    let resource_ctx = ResourceContext::new(&project, &resource);
+    check_rust_names(&ctx, &resource_ctx)?;
+
+    let mut plan = render(Scope::Resource, &ctx, Some(&resource_ctx))?;
+    plan.extend(render(Scope::Generated, &ctx, None)?);
+    plan.add(PlannedFile {
+        path: project_file::FILE_NAME.into(),
+        contents: project.to_yaml()?,
+        policy: Policy::Regenerate,
+        executable: false,
+    });
+    super::finish(
+        root,
+        &plan,
+        args.force,
+        args.dry_run,
+        &format!(
+            "API {} {} scaffolded. Next: fill in src/api/{}.rs and src/controller/{}.rs, then\n  make manifests && cargo build && cargo test",
+            resource_ctx.api_version, resource_ctx.kind, resource_ctx.api_file, resource_ctx.controller_file
+        ),
+    )
+}
+
+fn same_gvk(a: &Resource, b: &Resource) -> bool {
+    a.same_kind(b) && a.version == b.version
+}
+
+fn resource_from_args(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
+    if !args.group.is_empty() {
+        validate::group(&args.group)?;
+    }
+    validate::version(&args.version)?;
+    validate::kind(&args.kind)?;
+    let plural = args.plural.clone().unwrap_or_else(|| plural_of(&args.kind));
+    validate::plural(&plural)?;
+
+    let probe = Resource {
+        group: args.group.clone(),
+        version: args.version.clone(),
+        kind: args.kind.clone(),
+        plural,
+        short_name: String::new(),
+        namespaced: args.namespaced,
+        controller: args.controller,
+        deploy_image: args.deploy_image.unwrap_or(args.kind == "Application"),
+    };
+    let api = |r: &Resource| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind);
+    let siblings: Vec<&Resource> = project.resources.iter().filter(|r| r.same_kind(&probe)).collect();
+
+    if !args.resource {
+        bail!(
+            "--resource=false is not supported: opsdk scaffolds controllers only for the APIs it creates\nhelp: drop --resource=false to create the API and its controller together"
+        );
+    }
+    if let Some(existing) = siblings.iter().find(|r| r.version == probe.version)
+        && !args.force
+    {
+        bail!(
+            "API {} already exists in {}\nhelp: pass --force to rewrite its files, or choose another --version or --kind",
+            api(existing),
+            project_file::FILE_NAME
+        );
+    }
+    // Versions of one kind share one CRD: names, scope and spec shape must agree.
+    let mut resource = probe;
+    if let Some(first) = siblings.iter().find(|r| r.version != resource.version) {
+        if resource.plural != first.plural || resource.namespaced != first.namespaced {
+            bail!(
+                "{} must have the same --plural and --namespaced as {} (plural {:?}, namespaced {})\nhelp: pass --plural {} --namespaced={}",
+                api(&resource),
+                api(first),
+                first.plural,
+                first.namespaced,
+                first.plural,
+                first.namespaced
+            );
+        }
+        resource.deploy_image = args.deploy_image.unwrap_or(first.deploy_image);
+        resource.short_name = first.short_name.clone();
+        if let Some(owner) = siblings.iter().find(|r| r.controller && r.version != resource.version) {
+            if args.controller {
+                bail!(
+                    "kind {} already has a controller, for version {}\nhelp: pass --controller=false to add version {} of the types only",
+                    resource.kind,
+                    owner.version,
+                    resource.version
+                );
+            }
+        }
+    } else {
+        if let Some(clash) = project
+            .resources
+            .iter()
+            .find(|r| !r.same_kind(&resource) && r.group == resource.group && r.plural == resource.plural)
+        {
+            bail!(
+                "plural {:?} is already used by {}\nhelp: pass a distinct --plural",
+                resource.plural,
+                api(clash)
+            );
+        }
+        resource.short_name = short_name(project, &resource.kind);
+    }
+    Ok(resource)
+}
+
+fn group_or_domain(project: &Project, r: &Resource) -> String {
+    if r.group.is_empty() { project.domain.clone() } else { format!("{}.{}", r.group, project.domain) }
+}
+
+/// A short name for kubectl: the initials of a multi-word kind (`DatabaseCluster` -> `dc`),
+/// else the first three letters (`Application` -> `app`); none when another kind has it.
+fn short_name(project: &Project, kind: &str) -> String {
+    let initials: String = kind.chars().filter(char::is_ascii_uppercase).collect();
+    let candidate = if initials.len() >= 2 { initials.to_lowercase() } else { kind.to_lowercase().chars().take(3).collect() };
+    let taken = project.resources.iter().any(|r| r.short_name == candidate || r.plural == candidate);
+    if taken || candidate == kind.to_lowercase() { String::new() } else { candidate }
+}
+
+/// Kinds in one version module are re-exported together: their Rust names must not clash.
+fn check_rust_names(ctx: &ProjectContext, new: &ResourceContext) -> Result<()> {
+    let names = |r: &ResourceContext| [r.type_name.clone(), format!("{}Spec", r.kind), format!("{}Status", r.kind)];
+    let new_names = names(new);
+    for other in ctx.resources.iter().filter(|r| r.api_rust_path == new.api_rust_path && r.kind != new.kind) {
+        if let Some(clash) = names(other).iter().find(|n| new_names.contains(n)) {
+            bail!(
+                "kind {} would define the Rust type {clash}, which kind {} in {} already defines\nhelp: choose another --kind, or put it in another --group or --version",
+                new.kind,
+                other.kind,
+                new.api_version
+            );
+        }
+    }
+    Ok(())
+}

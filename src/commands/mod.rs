@@ -1,0 +1,25 @@
+//! One module per command; each validates, plans in memory, checks, then writes.
+
+pub mod create_api;
+pub mod init;
+
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::plan::Plan;
+use crate::writer;
+
+/// Checks the plan and writes it (or prints it for `--dry-run`), then prints `next` steps.
+fn finish(root: &Path, plan: &Plan, force: bool, dry_run: bool, next: &str) -> Result<()> {
+    let actions = writer::check(root, plan, force)?;
+    let mut out = std::io::stdout().lock();
+    writer::apply(root, &actions, dry_run, &mut out)?;
+    if dry_run {
+        writeln!(out, "dry run: nothing was written")?;
+    } else {
+        writeln!(out, "\n{next}")?;
+    }
+    Ok(())
+}

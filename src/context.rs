@@ -1,0 +1,240 @@
+//! The render context: validated PROJECT data plus every name form the templates use,
+//! computed once here. Templates never compute names.
+
+use std::collections::BTreeMap;
+
+use heck::{ToKebabCase, ToSnakeCase};
+use serde::Serialize;
+
+use crate::naming::{module_ident, type_ident};
+use crate::project_file::{License, Project, Resource};
+use crate::versions::{VERSIONS, Versions};
+
+#[derive(Debug, Serialize)]
+pub struct ProjectContext {
+    pub domain: String,
+    pub repo: String,
+    /// `repo` as a URL for Cargo's `repository` field.
+    pub repository_url: String,
+    /// kebab-case: crate, binary, image and Kubernetes object names.
+    pub name: String,
+    /// snake_case: the library crate's Rust name.
+    pub crate_name: String,
+    pub owner: String,
+    /// `Apache-2.0`, `MIT`, or empty.
+    pub license_spdx: &'static str,
+    pub license: License,
+    pub resources: Vec<ResourceContext>,
+    /// Resources with a controller, in PROJECT order.
+    pub controllers: Vec<ResourceContext>,
+    /// The `src/api` module tree: groups (the domain group has no module) holding versions.
+    pub api_groups: Vec<ApiGroup>,
+    /// The `src/controller` module tree: the domain group's modules first, then one per group.
+    pub controller_modules: Vec<ModuleGroup>,
+    /// One entry per kind: its versions and the one stored in etcd.
+    pub crds: Vec<CrdContext>,
+    /// Distinct API groups with the plurals RBAC must grant.
+    pub rbac_groups: Vec<RbacGroup>,
+    pub any_deploy_image: bool,
+    pub versions: Versions,
+    pub opsdk_version: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceContext {
+    pub kind: String,
+    /// The Rust struct name (the kind unless that would shadow a name in use).
+    pub type_name: String,
+    pub kind_lower: String,
+    pub kind_snake: String,
+    pub kind_kebab: String,
+    pub plural: String,
+    pub short_name: String,
+    /// The group as given (`apps`), empty for the domain group.
+    pub group: String,
+    /// The full API group (`apps.minetto.dev` or `minetto.dev`).
+    pub api_group: String,
+    pub version: String,
+    /// `minetto.dev/v1alpha1`
+    pub api_version: String,
+    /// `applications.minetto.dev`
+    pub crd_name: String,
+    pub namespaced: bool,
+    pub controller: bool,
+    pub deploy_image: bool,
+    /// Rust module of the kind's files (`application`; never a keyword).
+    pub module: String,
+    /// Module path of the version below `crate::api` (`v1alpha1`, `apps::v1alpha1`).
+    pub api_rust_path: String,
+    /// File path of the types below `src/api` without `.rs` (`v1alpha1/application`).
+    pub api_file: String,
+    /// Module path of the controller below `crate::controller` (`application`, `apps::application`).
+    pub controller_rust_path: String,
+    /// File path of the controller below `src/controller` without `.rs`.
+    pub controller_file: String,
+    /// A flat, unique stem for per-kind files (`application`, `apps_application`).
+    pub file_stem: String,
+    /// Sample manifest file name (`minetto.dev_v1alpha1_application.yaml`).
+    pub sample_file: String,
+    pub finalizer: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ApiGroup {
+    /// Rust module for a named group; empty for the domain group (versions sit at the top).
+    pub module: String,
+    pub versions: Vec<ApiVersionModule>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ApiVersionModule {
+    pub module: String,
+    pub kinds: Vec<ResourceContext>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ModuleGroup {
+    /// Empty for the domain group, whose modules sit at the top.
+    pub module: String,
+    pub modules: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CrdContext {
+    pub kind: String,
+    pub crd_name: String,
+    /// `v1alpha1::Application` paths below `crate::api`, oldest version first.
+    pub type_paths: Vec<String>,
+    /// The storage version: the first version created, so stored objects never change shape
+    /// behind the user's back.
+    pub storage_version: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RbacGroup {
+    pub api_group: String,
+    pub plurals: Vec<String>,
+}
+
+impl ResourceContext {
+    pub fn new(project: &Project, resource: &Resource) -> ResourceContext {
+        let kind_snake = resource.kind.to_snake_case();
+        let module = module_ident(&kind_snake);
+        let api_group = if resource.group.is_empty() {
+            project.domain.clone()
+        } else {
+            format!("{}.{}", resource.group, project.domain)
+        };
+        let group_prefix = |sep: &str| {
+            if resource.group.is_empty() { String::new() } else { format!("{}{sep}", module_ident(&resource.group)) }
+        };
+        let version_module = module_ident(&resource.version);
+        ResourceContext {
+            kind: resource.kind.clone(),
+            type_name: type_ident(&resource.kind),
+            kind_lower: resource.kind.to_lowercase(),
+            kind_kebab: resource.kind.to_kebab_case(),
+            plural: resource.plural.clone(),
+            short_name: resource.short_name.clone(),
+            group: resource.group.clone(),
+            api_version: format!("{api_group}/{}", resource.version),
+            crd_name: format!("{}.{api_group}", resource.plural),
+            finalizer: format!("{}.{api_group}/finalizer", resource.plural),
+            sample_file: format!("{api_group}_{}_{}.yaml", resource.version, resource.kind.to_lowercase()),
+            api_group,
+            version: resource.version.clone(),
+            namespaced: resource.namespaced,
+            controller: resource.controller,
+            deploy_image: resource.deploy_image,
+            api_rust_path: format!("{}{version_module}", group_prefix("::")),
+            api_file: format!("{}{version_module}/{module}", group_prefix("/")),
+            controller_rust_path: format!("{}{module}", group_prefix("::")),
+            controller_file: format!("{}{module}", group_prefix("/")),
+            file_stem: format!("{}{kind_snake}", group_prefix("_")),
+            kind_snake,
+            module,
+        }
+    }
+}
+
+impl ProjectContext {
+    pub fn new(project: &Project) -> ProjectContext {
+        let resources: Vec<ResourceContext> =
+            project.resources.iter().map(|r| ResourceContext::new(project, r)).collect();
+        let path = project.repo.split_once("://").map_or(project.repo.as_str(), |(_, rest)| rest);
+        ProjectContext {
+            domain: project.domain.clone(),
+            repo: project.repo.clone(),
+            repository_url: format!("https://{path}"),
+            name: project.project_name.clone(),
+            crate_name: project.project_name.to_snake_case(),
+            owner: project.owner.clone(),
+            license: project.license,
+            license_spdx: match project.license {
+                License::Apache2 => "Apache-2.0",
+                License::Mit => "MIT",
+                License::None => "",
+            },
+            controllers: resources.iter().filter(|r| r.controller).cloned().collect(),
+            api_groups: api_groups(&resources),
+            controller_modules: controller_modules(&resources),
+            crds: crds(&resources),
+            rbac_groups: rbac_groups(&resources),
+            any_deploy_image: resources.iter().any(|r| r.controller && r.deploy_image),
+            resources,
+            versions: VERSIONS,
+            opsdk_version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+}
+
+fn api_groups(resources: &[ResourceContext]) -> Vec<ApiGroup> {
+    let mut tree: BTreeMap<String, BTreeMap<String, Vec<ResourceContext>>> = BTreeMap::new();
+    for r in resources {
+        let group = if r.group.is_empty() { String::new() } else { module_ident(&r.group) };
+        tree.entry(group).or_default().entry(module_ident(&r.version)).or_default().push(r.clone());
+    }
+    tree.into_iter()
+        .map(|(module, versions)| ApiGroup {
+            module,
+            versions: versions.into_iter().map(|(module, kinds)| ApiVersionModule { module, kinds }).collect(),
+        })
+        .collect()
+}
+
+fn controller_modules(resources: &[ResourceContext]) -> Vec<ModuleGroup> {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in resources.iter().filter(|r| r.controller) {
+        let group = if r.group.is_empty() { String::new() } else { module_ident(&r.group) };
+        groups.entry(group).or_default().push(r.module.clone());
+    }
+    groups.into_iter().map(|(module, modules)| ModuleGroup { module, modules }).collect()
+}
+
+fn crds(resources: &[ResourceContext]) -> Vec<CrdContext> {
+    let mut out: Vec<CrdContext> = Vec::new();
+    for r in resources {
+        let path = format!("{}::{}", r.api_rust_path, r.type_name);
+        match out.iter_mut().find(|c| c.crd_name == r.crd_name) {
+            Some(crd) => crd.type_paths.push(path),
+            None => out.push(CrdContext {
+                kind: r.kind.clone(),
+                crd_name: r.crd_name.clone(),
+                type_paths: vec![path],
+                storage_version: r.version.clone(),
+            }),
+        }
+    }
+    out
+}
+
+fn rbac_groups(resources: &[ResourceContext]) -> Vec<RbacGroup> {
+    let mut groups: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for r in resources {
+        let plurals = groups.entry(&r.api_group).or_default();
+        if !plurals.contains(&r.plural) {
+            plurals.push(r.plural.clone());
+        }
+    }
+    groups.into_iter().map(|(g, plurals)| RbacGroup { api_group: g.to_string(), plurals }).collect()
+}

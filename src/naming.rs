@@ -1,0 +1,179 @@
+//! Name forms derived from user input: plurals, Rust identifiers that never collide with
+//! keywords or the names our generated code imports. Pure functions, unit-tested here.
+
+use heck::ToSnakeCase;
+
+/// Words whose plural is not formed by the regular English rules. Kubernetes (through
+/// kubebuilder's pluralizer) uses these; kube-derive does not know them, so we always pass
+/// the plural to the derive explicitly.
+const IRREGULAR: &[(&str, &str)] = &[
+    ("person", "people"),
+    ("child", "children"),
+    ("man", "men"),
+    ("woman", "women"),
+    ("mouse", "mice"),
+    ("goose", "geese"),
+    ("foot", "feet"),
+    ("tooth", "teeth"),
+    ("ox", "oxen"),
+    ("index", "indices"),
+    ("matrix", "matrices"),
+    ("vertex", "vertices"),
+    ("analysis", "analyses"),
+    ("basis", "bases"),
+    ("crisis", "crises"),
+    ("thesis", "theses"),
+    ("criterion", "criteria"),
+    ("phenomenon", "phenomena"),
+    ("cactus", "cacti"),
+    ("fungus", "fungi"),
+    ("radius", "radii"),
+    ("leaf", "leaves"),
+    ("knife", "knives"),
+    ("life", "lives"),
+    ("wife", "wives"),
+    ("half", "halves"),
+    ("wolf", "wolves"),
+    ("shelf", "shelves"),
+    ("hero", "heroes"),
+    ("potato", "potatoes"),
+    ("tomato", "tomatoes"),
+    ("echo", "echoes"),
+    ("quiz", "quizzes"),
+];
+
+/// Words that are the same in singular and plural (Kubernetes' own `endpoints` among them).
+const UNCOUNTABLE: &[&str] = &[
+    "data",
+    "metadata",
+    "endpoints",
+    "equipment",
+    "information",
+    "news",
+    "series",
+    "species",
+    "sheep",
+    "fish",
+    "deer",
+    "metrics",
+];
+
+/// The plural resource name Kubernetes conventions give a kind: lowercase, with only the last
+/// word of a CamelCase kind pluralized (`DatabasePerson` -> `databasepeople`).
+pub fn plural_of(kind: &str) -> String {
+    let words = kind.to_snake_case();
+    let (head, last) = match words.rsplit_once('_') {
+        Some((head, last)) => (head.replace('_', ""), last.to_string()),
+        None => (String::new(), words),
+    };
+    format!("{head}{}", pluralize_word(&last))
+}
+
+fn pluralize_word(word: &str) -> String {
+    if UNCOUNTABLE.contains(&word) {
+        return word.to_string();
+    }
+    if let Some((_, plural)) = IRREGULAR.iter().find(|(singular, _)| *singular == word) {
+        return (*plural).to_string();
+    }
+    if ["s", "x", "z", "ch", "sh"].iter().any(|end| word.ends_with(end)) {
+        return format!("{word}es");
+    }
+    if let Some(stem) = word.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+        && !stem.is_empty()
+    {
+        return format!("{stem}ies");
+    }
+    format!("{word}s")
+}
+
+/// Rust keywords (strict and reserved, all editions). A module may not be named after one;
+/// `self`, `super`, `crate` and `Self` cannot even be raw identifiers, so we suffix instead.
+const RUST_KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub",
+    "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "union", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// Type names a kind's struct must not take: the Rust prelude and std types our code names
+/// unqualified, and every name the generated files import next to the kind's own types.
+const RESERVED_TYPE_NAMES: &[&str] = &[
+    // Rust prelude and common std types
+    "Self", "Option", "Some", "None", "Result", "Ok", "Err", "String", "Vec", "Box", "ToString",
+    "ToOwned", "Clone", "Copy", "Send", "Sync", "Sized", "Unpin", "Drop", "Fn", "FnMut", "FnOnce",
+    "Iterator", "IntoIterator", "Extend", "Default", "Eq", "PartialEq", "Ord", "PartialOrd",
+    "AsRef", "AsMut", "Into", "From", "TryFrom", "TryInto", "FromIterator", "Debug", "Hash",
+    "Arc", "Duration", "BTreeMap", "HashMap",
+    // names imported by the generated types, controller, registry and test files
+    "CustomResource", "CustomResourceExt", "CustomResourceDefinition", "JsonSchema", "Serialize",
+    "Deserialize", "Api", "Client", "Controller", "Action", "Resource", "ResourceExt", "Patch",
+    "PatchParams", "DeleteParams", "PostParams", "ListParams", "ObjectMeta", "Event", "EventType",
+    "Recorder", "Reporter", "Finalizer", "Context", "Error", "Metrics", "StreamExt", "Condition",
+    "IntOrString", "ControlPlane",
+];
+
+/// A Rust module name for `snake`, never a keyword (`type` -> `type_`).
+pub fn module_ident(snake: &str) -> String {
+    if RUST_KEYWORDS.contains(&snake) {
+        format!("{snake}_")
+    } else {
+        snake.to_string()
+    }
+}
+
+/// The Rust struct name for a kind: the kind itself, or `<Kind>Resource` when the kind would
+/// shadow a name the generated code relies on.
+pub fn type_ident(kind: &str) -> String {
+    if RESERVED_TYPE_NAMES.contains(&kind) {
+        format!("{kind}Resource")
+    } else {
+        kind.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals_follow_kubernetes_conventions() {
+        for (kind, plural) in [
+            ("Application", "applications"),
+            ("Policy", "policies"),
+            ("Gateway", "gateways"),
+            ("Ingress", "ingresses"),
+            ("Box", "boxes"),
+            ("Match", "matches"),
+            ("Person", "people"),
+            ("DatabasePerson", "databasepeople"),
+            ("Child", "children"),
+            ("Index", "indices"),
+            ("Endpoints", "endpoints"),
+            ("Series", "series"),
+            ("Leaf", "leaves"),
+            ("Potato", "potatoes"),
+            ("ConfigMap", "configmaps"),
+            ("Y", "ys"),
+        ] {
+            assert_eq!(plural_of(kind), plural, "plural of {kind}");
+        }
+    }
+
+    #[test]
+    fn keywords_become_safe_module_names() {
+        assert_eq!(module_ident("type"), "type_");
+        assert_eq!(module_ident("self"), "self_");
+        assert_eq!(module_ident("application"), "application");
+    }
+
+    #[test]
+    fn colliding_kinds_get_a_distinct_type_name() {
+        assert_eq!(type_ident("Application"), "Application");
+        assert_eq!(type_ident("String"), "StringResource");
+        assert_eq!(type_ident("Self"), "SelfResource");
+        assert_eq!(type_ident("Condition"), "ConditionResource");
+    }
+}

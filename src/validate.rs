@@ -1,0 +1,196 @@
+//! Input validation, as Kubernetes and Cargo would judge each name. Every check returns an
+//! error whose first line names the input and whose `help:` line names the fix.
+
+use anyhow::{Result, bail};
+
+/// An invalid input: `error: <what>` then `help: <fix>` when printed by `main`.
+fn invalid<T>(what: String, help: &str) -> Result<T> {
+    bail!("{what}\nhelp: {help}")
+}
+
+fn is_dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+/// `--domain`: a DNS-1123 subdomain with at least one dot (`minetto.dev`).
+pub fn domain(domain: &str) -> Result<()> {
+    if !is_dns_subdomain(domain) || !domain.contains('.') {
+        return invalid(
+            format!("invalid --domain {domain:?}: must be a lowercase DNS subdomain with a dot"),
+            "use a domain you own, e.g. --domain example.com",
+        );
+    }
+    Ok(())
+}
+
+/// `--group`: one DNS-1123 label, prefixed to the domain (`apps` -> `apps.minetto.dev`).
+pub fn group(group: &str) -> Result<()> {
+    if !is_dns_label(group) || group.starts_with(|c: char| c.is_ascii_digit()) {
+        return invalid(
+            format!("invalid --group {group:?}: must be a lowercase DNS label starting with a letter"),
+            "use a short lowercase word, e.g. --group apps, or omit --group to use the domain",
+        );
+    }
+    if version(group).is_ok() {
+        return invalid(
+            format!("invalid --group {group:?}: it looks like an API version"),
+            "did you mean --version? Pass a group such as --group apps",
+        );
+    }
+    Ok(())
+}
+
+/// `--version`: `v<N>`, `v<N>alpha<M>` or `v<N>beta<M>`, as Kubernetes sorts versions.
+pub fn version(version: &str) -> Result<()> {
+    let valid = version.strip_prefix('v').is_some_and(|rest| {
+        let major_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let (major, tail) = rest.split_at(major_len);
+        let positive = |n: &str| !n.is_empty() && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit());
+        positive(major)
+            && (tail.is_empty()
+                || tail.strip_prefix("alpha").is_some_and(positive)
+                || tail.strip_prefix("beta").is_some_and(positive))
+    });
+    if !valid {
+        return invalid(
+            format!("invalid --version {version:?}: must look like v1, v1alpha1 or v2beta3"),
+            "pass a Kubernetes API version, e.g. --version v1alpha1",
+        );
+    }
+    Ok(())
+}
+
+/// `--kind`: CamelCase ASCII starting with an uppercase letter; lowercased, a DNS-1035 label.
+pub fn kind(kind: &str) -> Result<()> {
+    let camel = kind.starts_with(|c: char| c.is_ascii_uppercase())
+        && kind.chars().all(|c| c.is_ascii_alphanumeric());
+    if !camel {
+        return invalid(
+            format!("invalid --kind {kind:?}: must be CamelCase letters and digits, starting uppercase"),
+            "name the kind like a Go or Rust type, e.g. --kind Application",
+        );
+    }
+    if kind.len() > 63 {
+        return invalid(
+            format!("invalid --kind {kind:?}: longer than 63 characters"),
+            "choose a shorter kind name",
+        );
+    }
+    if kind.ends_with("List") {
+        return invalid(
+            format!("invalid --kind {kind:?}: Kubernetes reserves the List suffix for collections"),
+            "drop the List suffix, e.g. --kind Widget",
+        );
+    }
+    Ok(())
+}
+
+/// `--plural`: a DNS-1035 label (lowercase, starts with a letter).
+pub fn plural(plural: &str) -> Result<()> {
+    if !is_dns_label(plural) || !plural.starts_with(|c: char| c.is_ascii_lowercase()) || plural.contains('-') {
+        return invalid(
+            format!("invalid --plural {plural:?}: must be lowercase letters and digits, starting with a letter"),
+            "pass the lowercase plural, e.g. --plural applications",
+        );
+    }
+    Ok(())
+}
+
+/// The project name: a crate name Cargo accepts that is also a DNS-1123 label (it names the
+/// manager's Deployment, namespace and image).
+pub fn project_name(name: &str, source: &str) -> Result<()> {
+    let valid = is_dns_label(name) && name.starts_with(|c: char| c.is_ascii_lowercase());
+    if !valid {
+        return invalid(
+            format!("invalid project name {name:?} (from {source}): must be lowercase letters, digits and dashes, starting with a letter"),
+            "pass --project-name my-operator",
+        );
+    }
+    if ["test", "core", "std", "alloc", "proc-macro", "proc_macro", "self", "build"].contains(&name) {
+        return invalid(
+            format!("invalid project name {name:?} (from {source}): Cargo reserves it"),
+            "pass --project-name my-operator",
+        );
+    }
+    Ok(())
+}
+
+/// `--repo`: a Go-style module path (`github.com/owner/name`) or a URL.
+pub fn repo(repo: &str) -> Result<()> {
+    let path = repo.split_once("://").map_or(repo, |(_, rest)| rest);
+    let valid = !path.is_empty()
+        && !path.ends_with('/')
+        && path.chars().all(|c| c.is_ascii_alphanumeric() || "-._~/".contains(c));
+    if !valid {
+        return invalid(
+            format!("invalid --repo {repo:?}: must be a repository path such as github.com/owner/name"),
+            "pass --repo github.com/<owner>/<project>",
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        for ok in ["v1", "v2", "v1alpha1", "v2beta3", "v10beta12"] {
+            assert!(version(ok).is_ok(), "{ok}");
+        }
+        for bad in ["1", "v", "v0", "V1", "v1alpha", "v1gamma1", "v01", "v1alpha0", "v1-alpha1", ""] {
+            assert!(version(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn kinds() {
+        for ok in ["Application", "App2", "X", "DatabaseCluster"] {
+            assert!(kind(ok).is_ok(), "{ok}");
+        }
+        for bad in ["application", "My-Kind", "My_Kind", "2App", "", "AppList", "Ünïcode"] {
+            assert!(kind(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn domains_and_groups() {
+        assert!(domain("minetto.dev").is_ok());
+        assert!(domain("a.b-c.io").is_ok());
+        for bad in ["localhost", "Minetto.dev", "-a.dev", "a..dev", "a_b.dev", ""] {
+            assert!(domain(bad).is_err(), "{bad}");
+        }
+        assert!(group("apps").is_ok());
+        for bad in ["Apps", "apps.web", "v1", "v1alpha1", "1apps", "", "-x"] {
+            assert!(group(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn project_names_and_plurals() {
+        assert!(project_name("k8s-operator-talk", "--repo").is_ok());
+        for bad in ["K8s", "my_op", "-op", "1op", "test", ""] {
+            assert!(project_name(bad, "--project-name").is_err(), "{bad}");
+        }
+        assert!(plural("applications").is_ok());
+        for bad in ["Applications", "apps-x", "1apps", ""] {
+            assert!(plural(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn errors_name_the_input_and_the_fix() {
+        let err = format!("{:#}", version("v1gamma").unwrap_err());
+        assert!(err.starts_with("invalid --version \"v1gamma\""), "{err}");
+        assert!(err.contains("\nhelp: "), "{err}");
+    }
+}

@@ -1,0 +1,130 @@
+//! Checks a whole plan against the disk, then writes it, or prints it for `--dry-run`.
+//! Every refusal happens before the first write, so a refused command changes nothing.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Component, Path};
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::plan::{GENERATED_MARKER, Plan, PlannedFile, Policy};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Create,
+    Update,
+    Overwrite,
+    Unchanged,
+}
+
+impl Action {
+    fn label(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Overwrite => "overwrite",
+            Action::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// Decides what happens to each planned file; refuses the whole plan on any conflict.
+pub fn check<'p>(root: &Path, plan: &'p Plan, force: bool) -> Result<Vec<(Action, &'p PlannedFile)>> {
+    let mut actions = Vec::new();
+    let mut conflicts = Vec::new();
+    for file in &plan.files {
+        check_path(root, &file.path)?;
+        let target = root.join(&file.path);
+        let existing = match fs::read(&target) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", target.display())),
+        };
+        let action = match existing {
+            None => Action::Create,
+            Some(bytes) if bytes == file.contents.as_bytes() => Action::Unchanged,
+            Some(_) if force => Action::Overwrite,
+            Some(bytes) => match file.policy {
+                Policy::Regenerate if first_line_has_marker(&bytes) => Action::Update,
+                _ => {
+                    conflicts.push(file.path.display().to_string());
+                    continue;
+                }
+            },
+        };
+        actions.push((action, file));
+    }
+    if !conflicts.is_empty() {
+        bail!(
+            "refusing to overwrite existing files: {}\nhelp: move them away, or pass --force to overwrite them",
+            conflicts.join(", ")
+        );
+    }
+    Ok(actions)
+}
+
+fn first_line_has_marker(bytes: &[u8]) -> bool {
+    let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+    String::from_utf8_lossy(first).contains(GENERATED_MARKER)
+}
+
+/// Refuses paths that leave the root, and any symlink on the way to the file or the file
+/// itself: we never write through a link the user (or an attacker) placed.
+fn check_path(root: &Path, rel: &Path) -> Result<()> {
+    if rel.is_absolute() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+        bail!("refusing to write {}: the path leaves the project root", rel.display());
+    }
+    let mut current = root.to_path_buf();
+    for component in rel.components() {
+        current.push(component);
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => bail!(
+                "refusing to write {}: {} is a symbolic link\nhelp: replace the link with a real file or directory",
+                rel.display(),
+                current.display()
+            ),
+            Ok(meta) if current != root.join(rel) && !meta.is_dir() => bail!(
+                "refusing to write {}: {} is not a directory\nhelp: move it away",
+                rel.display(),
+                current.display()
+            ),
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(())
+}
+
+/// Writes the checked plan (or only prints it when `dry_run`), reporting each file.
+pub fn apply(root: &Path, actions: &[(Action, &PlannedFile)], dry_run: bool, out: &mut impl std::io::Write) -> Result<()> {
+    for (action, file) in actions {
+        let verb = if dry_run { format!("would {}", action.label()) } else { action.label().to_string() };
+        if *action == Action::Unchanged {
+            if dry_run {
+                writeln!(out, "{verb:>16} {}", file.path.display())?;
+            }
+            continue;
+        }
+        writeln!(out, "{verb:>16} {}", file.path.display())?;
+        if !dry_run {
+            write_file(&root.join(&file.path), file)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_file(target: &Path, file: &PlannedFile) -> Result<()> {
+    let dir = target.parent().expect("planned paths are relative to the root");
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    // Write beside the target, then rename: a crash never leaves a half-written file.
+    let tmp = dir.join(format!(".{}.opsdk-tmp", target.file_name().unwrap_or_default().to_string_lossy()));
+    let mut f = fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
+    f.write_all(file.contents.as_bytes()).with_context(|| format!("writing {}", tmp.display()))?;
+    #[cfg(unix)]
+    if file.executable {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(fs::Permissions::from_mode(0o755))?;
+    }
+    drop(f);
+    fs::rename(&tmp, target).with_context(|| format!("writing {}", target.display()))
+}
