@@ -74,6 +74,8 @@ pub struct ResourceContext {
     pub controller_file: String,
     /// A flat, unique stem for per-kind files (`application`, `apps_application`).
     pub file_stem: String,
+    /// Kebab-case of `file_stem`, for cluster-wide object names (`apps-application`).
+    pub name_stem: String,
     /// Sample manifest file name (`minetto.dev_v1alpha1_application.yaml`).
     pub sample_file: String,
     pub finalizer: String,
@@ -103,6 +105,10 @@ pub struct ModuleGroup {
 pub struct CrdContext {
     pub kind: String,
     pub crd_name: String,
+    /// Stem of the kind's per-kind files (`application`, `apps_application`).
+    pub file_stem: String,
+    /// File `make manifests` writes under `config/crd/bases` (`minetto.dev_applications.yaml`).
+    pub file: String,
     /// `v1alpha1::Application` paths below `crate::api`, oldest version first.
     pub type_paths: Vec<String>,
     /// The storage version: the first version created, so stored objects never change shape
@@ -151,6 +157,7 @@ impl ResourceContext {
             controller_rust_path: format!("{}{module}", group_prefix("::")),
             controller_file: format!("{}{module}", group_prefix("/")),
             file_stem: format!("{}{kind_snake}", group_prefix("_")),
+            name_stem: format!("{}{}", group_prefix("-").replace('_', "-"), resource.kind.to_kebab_case()),
             kind_snake,
             module,
         }
@@ -220,6 +227,8 @@ fn crds(resources: &[ResourceContext]) -> Vec<CrdContext> {
             None => out.push(CrdContext {
                 kind: r.kind.clone(),
                 crd_name: r.crd_name.clone(),
+                file_stem: r.file_stem.clone(),
+                file: format!("{}_{}.yaml", r.api_group, r.plural),
                 type_paths: vec![path],
                 storage_version: r.version.clone(),
             }),

@@ -196,7 +196,7 @@ pub fn deployment(obj: &{{ r.type_name }}) -> Result<appsv1::Deployment> {
     let names = child_names(obj);
     Ok(appsv1::Deployment {
         metadata: child_meta(obj, names.deployment)?,
-        spec: Some(appsv1::DeploymentSpec {
+        spec: appsv1::DeploymentSpec {
             replicas: Some(obj.spec.replicas),
             selector: metav1::LabelSelector { match_labels: Some(selector(obj)), ..Default::default() },
             template: corev1::PodTemplateSpec {
@@ -217,7 +217,7 @@ pub fn deployment(obj: &{{ r.type_name }}) -> Result<appsv1::Deployment> {
                 }),
             },
             ..Default::default()
-        }),
+        },
         ..Default::default()
     })
 }
@@ -246,7 +246,7 @@ pub fn service(obj: &{{ r.type_name }}) -> Result<corev1::Service> {
 /// Whether `current` lacks anything `desired` sets: our labels, our owner, replicas, image, port.
 fn deployment_drifted(current: &appsv1::Deployment, desired: &appsv1::Deployment) -> bool {
     let pod = |d: &appsv1::Deployment| {
-        let spec = d.spec.as_ref()?;
+        let spec = &d.spec;
         let container = spec.template.spec.as_ref()?.containers.first()?;
         let port = container.ports.as_ref()?.first()?.container_port;
         Some((spec.replicas, container.name.clone(), container.image.clone(), port))

@@ -53,7 +53,7 @@ mod tests {
         assert_eq!(d.metadata.labels.as_ref().unwrap()["app"], "test");
         let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
         assert_eq!((owner.kind.as_str(), owner.name.as_str(), owner.controller), ("{{ r.kind }}", "test", Some(true)));
-        let spec = d.spec.unwrap();
+        let spec = d.spec;
         assert_eq!(spec.replicas, Some(2));
         assert_eq!(spec.selector.match_labels.unwrap()["app"], "test");
         let container = &spec.template.spec.unwrap().containers[0];
@@ -87,9 +87,9 @@ mod tests {
         let desired = deployment(&obj).unwrap();
         let mut current = desired.clone();
         current.metadata.labels.as_mut().unwrap().insert("team".into(), "web".into());
-        current.spec.as_mut().unwrap().revision_history_limit = Some(10);
+        current.spec.revision_history_limit = Some(10);
         assert!(!deployment_drifted(&current, &desired), "server defaults and foreign labels are not drift");
-        current.spec.as_mut().unwrap().replicas = Some(5);
+        current.spec.replicas = Some(5);
         assert!(deployment_drifted(&current, &desired), "a hand-edited replica count is drift");
 
         let desired = service(&obj).unwrap();

@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
+use tokio::net::TcpListener;
 
 use crate::metrics::Metrics;
 
@@ -42,14 +43,21 @@ async fn readyz(State(ready): State<Ready>) -> impl IntoResponse {
     if ready.0.load(Ordering::Relaxed) { (StatusCode::OK, "ok") } else { (StatusCode::SERVICE_UNAVAILABLE, "starting") }
 }
 
-/// Serves `router` on `addr` until `shutdown` completes. An address of `0` disables it, as
-/// controller-runtime does.
-pub async fn serve(addr: &str, router: Router, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+/// Binds `addr` ("host:port"); "0" disables the endpoint, as in controller-runtime.
+/// Binding before anything starts makes a taken or malformed address fail at once.
+pub async fn bind(addr: &str) -> std::io::Result<Option<TcpListener>> {
     if addr == "0" {
-        return Ok(());
+        return Ok(None);
     }
-    let addr: SocketAddr = addr.parse().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{addr}: {e}")))?;
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!(%addr, "serving");
+    let parsed: SocketAddr = addr
+        .parse()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("bind address {addr:?}: {e}")))?;
+    TcpListener::bind(parsed).await.map(Some)
+}
+
+/// Serves `router` on `listener` (if any) until `shutdown` completes.
+pub async fn serve(listener: Option<TcpListener>, router: Router, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    let Some(listener) = listener else { return Ok(()) };
+    tracing::info!(addr = %listener.local_addr()?, "serving");
     axum::serve(listener, router).with_graceful_shutdown(shutdown).await
 }

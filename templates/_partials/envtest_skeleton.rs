@@ -1,0 +1,47 @@
+{%- set r = resource -%}
+//! The {{ r.kind }} controller against a real kube-apiserver and etcd (see `envtest/`).
+//! Skipped unless KUBEBUILDER_ASSETS names a folder holding `etcd` and `kube-apiserver`.
+
+mod envtest;
+
+use std::sync::Arc;
+
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::{Client, ResourceExt};
+
+use {{ project.crate_name }}::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Spec};
+use {{ project.crate_name }}::controller::{{ r.controller_rust_path }} as controller;
+use {{ project.crate_name }}::{Context, api};
+
+use envtest::{ControlPlane, eventually};
+
+async fn start() -> Option<(ControlPlane, Client)> {
+    let cp = ControlPlane::start().await.expect("starting the control plane")?;
+    let client = cp.client();
+    envtest::install_crds(&client, api::crds().expect("merging CRD versions")).await.expect("installing the CRDs");
+    tokio::spawn(controller::run(Arc::new(Context::new(client.clone(), Arc::default()))));
+    Some((cp, client))
+}
+
+#[tokio::test]
+async fn {{ r.kind_snake }}_is_reconciled_and_finalized() {
+    let Some((_cp, client)) = start().await else { return };
+{%- if r.namespaced %}
+    let api: Api<{{ r.type_name }}> = Api::namespaced(client, "default");
+{%- else %}
+    let api: Api<{{ r.type_name }}> = Api::all(client);
+{%- endif %}
+    let spec = {{ r.kind }}Spec { foo: "bar".into() };
+    api.create(&PostParams::default(), &{{ r.type_name }}::new("sample", spec)).await.unwrap();
+
+    let reconciled = eventually("the status", || async {
+        let obj = api.get("sample").await.unwrap();
+        obj.status.as_ref().filter(|s| s.observed_generation == obj.metadata.generation).map(|_| obj.clone())
+    })
+    .await;
+    assert!(reconciled.finalizers().iter().any(|f| f == controller::FINALIZER));
+    assert_eq!(reconciled.status.unwrap().conditions[0].status, "True");
+
+    api.delete("sample", &DeleteParams::default()).await.unwrap();
+    eventually("the {{ r.kind }} gone", || async { api.get_opt("sample").await.unwrap().is_none().then_some(()) }).await;
+}
