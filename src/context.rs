@@ -36,6 +36,8 @@ pub struct ProjectContext {
     /// Distinct API groups with the plurals RBAC must grant.
     pub rbac_groups: Vec<RbacGroup>,
     pub any_deploy_image: bool,
+    /// Whether some kind has several versions (the API registry then merges CRDs).
+    pub merges_versions: bool,
     pub versions: Versions,
     pub opsdk_version: &'static str,
 }
@@ -169,7 +171,9 @@ impl ProjectContext {
         let resources: Vec<ResourceContext> =
             project.resources.iter().map(|r| ResourceContext::new(project, r)).collect();
         let path = project.repo.split_once("://").map_or(project.repo.as_str(), |(_, rest)| rest);
+        let crds = crds(&resources);
         ProjectContext {
+            merges_versions: crds.iter().any(|c| c.type_paths.len() > 1),
             domain: project.domain.clone(),
             repo: project.repo.clone(),
             repository_url: format!("https://{path}"),
@@ -185,7 +189,7 @@ impl ProjectContext {
             controllers: resources.iter().filter(|r| r.controller).cloned().collect(),
             api_groups: api_groups(&resources),
             controller_modules: controller_modules(&resources),
-            crds: crds(&resources),
+            crds,
             rbac_groups: rbac_groups(&resources),
             any_deploy_image: resources.iter().any(|r| r.controller && r.deploy_image),
             resources,
@@ -215,7 +219,14 @@ fn controller_modules(resources: &[ResourceContext]) -> Vec<ModuleGroup> {
         let group = if r.group.is_empty() { String::new() } else { module_ident(&r.group) };
         groups.entry(group).or_default().push(r.module.clone());
     }
-    groups.into_iter().map(|(module, modules)| ModuleGroup { module, modules }).collect()
+    // Sorted as rustfmt orders module declarations.
+    groups
+        .into_iter()
+        .map(|(module, mut modules)| {
+            modules.sort();
+            ModuleGroup { module, modules }
+        })
+        .collect()
 }
 
 fn crds(resources: &[ResourceContext]) -> Vec<CrdContext> {

@@ -70,8 +70,8 @@ impl Project {
             );
         }
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let project: Project = serde_yaml::from_str(&text).with_context(|| {
-            format!("{} is not a valid opsdk PROJECT file\nhelp: restore it from version control", path.display())
+        let project: Project = serde_yaml::from_str(&text).map_err(|e| {
+            anyhow::anyhow!("{} is not a valid opsdk PROJECT file ({e})\nhelp: restore it from version control", path.display())
         })?;
         if project.layout != LAYOUT {
             bail!(

@@ -33,7 +33,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     });
     super::finish(
         root,
-        &plan,
+        plan,
         args.force,
         args.dry_run,
         &format!(
@@ -122,6 +122,12 @@ fn resource_from_args(project: &Project, args: &CreateApiArgs) -> Result<Resourc
             );
         }
         resource.short_name = short_name(project, &resource.kind);
+    }
+    if resource.deploy_image && !resource.namespaced {
+        bail!(
+            "--deploy-image needs a namespaced kind: a cluster-scoped {} has no namespace for its Deployment and Service\nhelp: drop --namespaced=false, or pass --deploy-image=false",
+            resource.kind
+        );
     }
     Ok(resource)
 }

@@ -24,7 +24,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     });
     super::finish(
         root,
-        &plan,
+        plan,
         false,
         args.dry_run,
         "Project initialized. Next: define an API with\n  opsdk create api --version v1alpha1 --kind <Kind>",

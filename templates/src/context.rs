@@ -40,12 +40,17 @@ impl Context {
         let mut failures = self.failures.lock().expect("backoff lock poisoned");
         let count = failures.entry(key.to_string()).or_default();
         *count = count.saturating_add(1);
-        BASE_BACKOFF.saturating_mul(2u32.saturating_pow(*count - 1)).min(MAX_BACKOFF)
+        BASE_BACKOFF
+            .saturating_mul(2u32.saturating_pow(*count - 1))
+            .min(MAX_BACKOFF)
     }
 
     /// Forgets the failures of `key` after a successful reconcile.
     pub fn reset_backoff(&self, key: &str) {
-        self.failures.lock().expect("backoff lock poisoned").remove(key);
+        self.failures
+            .lock()
+            .expect("backoff lock poisoned")
+            .remove(key);
     }
 }
 
@@ -59,7 +64,11 @@ mod tests {
         let ctx = Context::new(client, Arc::default());
         let delays: Vec<u64> = (0..12).map(|_| ctx.backoff("ns/a").as_secs()).collect();
         assert_eq!(delays, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300]);
-        assert_eq!(ctx.backoff("ns/b"), Duration::from_secs(1), "keys are independent");
+        assert_eq!(
+            ctx.backoff("ns/b"),
+            Duration::from_secs(1),
+            "keys are independent"
+        );
         ctx.reset_backoff("ns/a");
         assert_eq!(ctx.backoff("ns/a"), Duration::from_secs(1));
     }

@@ -12,8 +12,15 @@ pub struct Leadership {
 
 impl Leadership {
     /// Waits until this process holds the Lease `name` in `namespace`.
-    pub async fn acquire(client: Client, namespace: &str, name: &str) -> Result<Leadership, LeaseManagerError> {
-        let manager = LeaseManagerBuilder::new(client, name).with_namespace(namespace).build().await?;
+    pub async fn acquire(
+        client: Client,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Leadership, LeaseManagerError> {
+        let manager = LeaseManagerBuilder::new(client, name)
+            .with_namespace(namespace)
+            .build()
+            .await?;
         let (mut leading, _task) = manager.watch().await;
         // The task releases the Lease once `leading` (the last receiver) is dropped.
         while !*leading.borrow_and_update() {

@@ -35,25 +35,52 @@ impl Default for Metrics {
         let reconciliations = Family::<ControllerLabels, Counter>::default();
         let failures = Family::<ErrorLabels, Counter>::default();
         // 5 ms to ~10 s: reconciles are a few API round trips.
-        let duration = HistogramFamily::new_with_constructor(|| Histogram::new(exponential_buckets(0.005, 2.0, 12)));
+        let duration = HistogramFamily::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.005, 2.0, 12))
+        });
         let mut registry = Registry::with_prefix("controller");
-        registry.register("reconcile", "Reconciliations started", reconciliations.clone());
-        registry.register("reconcile_errors", "Reconciliations that failed", failures.clone());
-        registry.register("reconcile_duration_seconds", "Time spent reconciling", duration.clone());
-        Metrics { registry, reconciliations, failures, duration }
+        registry.register(
+            "reconcile",
+            "Reconciliations started",
+            reconciliations.clone(),
+        );
+        registry.register(
+            "reconcile_errors",
+            "Reconciliations that failed",
+            failures.clone(),
+        );
+        registry.register(
+            "reconcile_duration_seconds",
+            "Time spent reconciling",
+            duration.clone(),
+        );
+        Metrics {
+            registry,
+            reconciliations,
+            failures,
+            duration,
+        }
     }
 }
 
 impl Metrics {
     /// Counts a reconciliation of `controller`; its duration is recorded when the timer drops.
     pub fn reconcile_started(&self, controller: &str) -> ReconcileTimer {
-        let labels = ControllerLabels { controller: controller.to_string() };
+        let labels = ControllerLabels {
+            controller: controller.to_string(),
+        };
         self.reconciliations.get_or_create(&labels).inc();
-        ReconcileTimer { histogram: self.duration.get_or_create(&labels).clone(), start: Instant::now() }
+        ReconcileTimer {
+            histogram: self.duration.get_or_create(&labels).clone(),
+            start: Instant::now(),
+        }
     }
 
     pub fn reconcile_failed(&self, controller: &str, error: &Error) {
-        let labels = ErrorLabels { controller: controller.to_string(), error: error.metric_label() };
+        let labels = ErrorLabels {
+            controller: controller.to_string(),
+            error: error.metric_label(),
+        };
         self.failures.get_or_create(&labels).inc();
     }
 
@@ -87,8 +114,14 @@ mod tests {
         drop(metrics.reconcile_started("widget"));
         metrics.reconcile_failed("widget", &Error::MissingNamespace("w".into()));
         let text = metrics.encode().unwrap();
-        assert!(text.contains(r#"controller_reconcile_total{controller="widget"} 1"#), "{text}");
+        assert!(
+            text.contains(r#"controller_reconcile_total{controller="widget"} 1"#),
+            "{text}"
+        );
         assert!(text.contains(r#"controller_reconcile_errors_total{controller="widget",error="missing_namespace"} 1"#), "{text}");
-        assert!(text.contains(r#"controller_reconcile_duration_seconds_count{controller="widget"} 1"#), "{text}");
+        assert!(
+            text.contains(r#"controller_reconcile_duration_seconds_count{controller="widget"} 1"#),
+            "{text}"
+        );
     }
 }

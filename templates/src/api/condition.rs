@@ -28,7 +28,13 @@ pub struct Condition {
 impl Condition {
     /// A `Ready` condition that keeps `previous`'s transition time when the status is unchanged,
     /// so that an unchanged object yields an identical status and no write.
-    pub fn ready(ready: bool, reason: &str, message: String, generation: Option<i64>, previous: &[Condition]) -> Condition {
+    pub fn ready(
+        ready: bool,
+        reason: &str,
+        message: String,
+        generation: Option<i64>,
+        previous: &[Condition],
+    ) -> Condition {
         let status = if ready { "True" } else { "False" };
         let last_transition_time = previous
             .iter()
@@ -48,7 +54,8 @@ impl Condition {
 
 fn now() -> String {
     let now = k8s_openapi::jiff::Timestamp::now();
-    k8s_openapi::jiff::fmt::strtime::format("%Y-%m-%dT%H:%M:%SZ", now).expect("formatting the current time")
+    k8s_openapi::jiff::fmt::strtime::format("%Y-%m-%dT%H:%M:%SZ", now)
+        .expect("formatting the current time")
 }
 
 #[cfg(test)]
@@ -60,7 +67,13 @@ mod tests {
         let first = Condition::ready(false, "Progressing", "0/2 ready".into(), Some(1), &[]);
         let mut earlier = first.clone();
         earlier.last_transition_time = "2020-01-01T00:00:00Z".into();
-        let same = Condition::ready(false, "Progressing", "1/2 ready".into(), Some(1), &[earlier]);
+        let same = Condition::ready(
+            false,
+            "Progressing",
+            "1/2 ready".into(),
+            Some(1),
+            &[earlier],
+        );
         assert_eq!(same.last_transition_time, "2020-01-01T00:00:00Z");
         let flipped = Condition::ready(true, "Ready", "2/2 ready".into(), Some(1), &[same]);
         assert_ne!(flipped.last_transition_time, "2020-01-01T00:00:00Z");

@@ -15,13 +15,38 @@ pub fn mock_client() -> (Client, ApiServer) {
 
 /// Expects the next request to be `method` on `path`, answers it with `status` and `reply`,
 /// and returns the request's JSON body (`Value::Null` when it has none).
-pub async fn expect(server: &mut ApiServer, method: &str, path: &str, status: u16, reply: Value) -> Value {
-    let (request, respond) = server.next_request().await.expect("the reconciler sent no further request");
-    assert_eq!((request.method().as_str(), request.uri().path()), (method, path), "unexpected request {}", request.uri());
-    let body = request.into_body().collect_bytes().await.expect("reading the request body");
-    let response = Response::builder().status(status).body(Body::from(serde_json::to_vec(&reply).unwrap())).unwrap();
+pub async fn expect(
+    server: &mut ApiServer,
+    method: &str,
+    path: &str,
+    status: u16,
+    reply: Value,
+) -> Value {
+    let (request, respond) = server
+        .next_request()
+        .await
+        .expect("the reconciler sent no further request");
+    assert_eq!(
+        (request.method().as_str(), request.uri().path()),
+        (method, path),
+        "unexpected request {}",
+        request.uri()
+    );
+    let body = request
+        .into_body()
+        .collect_bytes()
+        .await
+        .expect("reading the request body");
+    let response = Response::builder()
+        .status(status)
+        .body(Body::from(serde_json::to_vec(&reply).unwrap()))
+        .unwrap();
     respond.send_response(response);
-    if body.is_empty() { Value::Null } else { serde_json::from_slice(&body).expect("the request body is JSON") }
+    if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&body).expect("the request body is JSON")
+    }
 }
 
 /// A Kubernetes `Status` reply for errors such as 404.

@@ -1,0 +1,105 @@
+use crate::support::*;
+
+#[test]
+fn the_article_api_is_applications_minetto_dev() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    let out = opsdk(&dir)
+        .args(["create", "api", "--version", "v1alpha1", "--kind", "Application", "--resource", "--controller"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("create src/api/v1alpha1/application.rs"), "{stdout}");
+    assert!(stdout.contains("make manifests && cargo build && cargo test"), "{stdout}");
+    let types = read(&dir, "src/api/v1alpha1/application.rs");
+    for needle in ["group = \"minetto.dev\"", "version = \"v1alpha1\"", "kind = \"Application\"", "plural = \"applications\"", "pub image: String", "pub replicas: i32", "pub port: i32"] {
+        assert!(types.contains(needle), "types lack {needle}");
+    }
+    let sample = read(&dir, "config/samples/minetto.dev_v1alpha1_application.yaml");
+    assert!(sample.contains("apiVersion: minetto.dev/v1alpha1") && sample.contains("image: nginx:latest"));
+    assert!(read(&dir, "config/rbac/role.yaml").contains("\"applications\""));
+    assert!(read(&dir, "config/crd/kustomization.yaml").contains("bases/minetto.dev_applications.yaml"));
+    let project = read(&dir, "PROJECT");
+    assert!(project.contains("kind: Application") && project.contains("plural: applications"));
+}
+
+#[test]
+fn a_group_prefixes_the_domain() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(&dir, &["--group", "apps", "--version", "v1", "--kind", "Application"]);
+    assert!(read(&dir, "src/api/apps/v1/application.rs").contains("group = \"apps.minetto.dev\""));
+    assert!(read(&dir, "config/samples/apps.minetto.dev_v1_application.yaml").contains("apiVersion: apps.minetto.dev/v1"));
+    assert!(read(&dir, "src/controller/mod.rs").contains("pub mod apps {"));
+}
+
+#[test]
+fn boolean_flags_take_bare_and_false_forms() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(&dir, &["--version", "v1", "--kind", "Widget", "--controller=false", "--namespaced=false"]);
+    assert!(!dir.join("src/controller/widget.rs").exists(), "no controller with --controller=false");
+    assert!(!dir.join("tests/widget.rs").exists());
+    assert!(!read(&dir, "src/api/v1/widget.rs").contains("namespaced"));
+    assert!(read(&dir, "PROJECT").contains("controller: false"));
+}
+
+#[test]
+fn outside_a_project_points_at_init() {
+    let (_tmp, dir) = project_dir();
+    assert_refused(&dir, opsdk(&dir).args(["create", "api", "--version", "v1", "--kind", "Widget"]), "opsdk init");
+}
+
+#[test]
+fn the_same_api_twice_is_refused_and_force_rewrites_only_that_kind() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    create_api(&dir, &["--version", "v1", "--kind", "Widget"]);
+    let args = ["create", "api", "--version", "v1alpha1", "--kind", "Application"];
+    assert_refused(&dir, opsdk(&dir).args(args), "already exists");
+
+    // The user edits both kinds; --force restores the Application's files only.
+    let app = dir.join("src/controller/application.rs");
+    let widget = dir.join("src/controller/widget.rs");
+    let main = dir.join("src/main.rs");
+    for file in [&app, &widget, &main] {
+        let text = std::fs::read_to_string(file).unwrap();
+        std::fs::write(file, format!("{text}// edited by hand\n")).unwrap();
+    }
+    let out = opsdk(&dir).args(args).arg("--force").assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("overwrite src/controller/application.rs"), "{stdout}");
+    assert!(!std::fs::read_to_string(&app).unwrap().contains("edited by hand"));
+    assert!(std::fs::read_to_string(&widget).unwrap().contains("edited by hand"));
+    assert!(std::fs::read_to_string(&main).unwrap().contains("edited by hand"));
+}
+
+#[test]
+fn dry_run_lists_the_changes_and_writes_nothing() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    let before = snapshot(&dir);
+    let out = opsdk(&dir).args(["create", "api", "--version", "v1alpha1", "--kind", "Application", "--dry-run"]).assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("would create src/controller/application.rs"), "{stdout}");
+    assert!(stdout.contains("would update src/api/mod.rs"), "{stdout}");
+    assert_eq!(snapshot(&dir), before);
+}
+
+#[test]
+fn a_generated_file_the_user_took_over_is_not_overwritten() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    std::fs::write(dir.join("config/rbac/role.yaml"), "# my own role\n").unwrap();
+    let mut cmd = opsdk(&dir);
+    cmd.args(["create", "api", "--version", "v1", "--kind", "Widget"]);
+    assert_refused(&dir, &mut cmd, "config/rbac/role.yaml");
+}
+
+#[test]
+fn a_project_file_written_by_hand_badly_is_reported() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    std::fs::write(dir.join("PROJECT"), "domain: [\n").unwrap();
+    assert_refused(&dir, opsdk(&dir).args(["create", "api", "--version", "v1", "--kind", "Widget"]), "not a valid opsdk PROJECT file");
+}

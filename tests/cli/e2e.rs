@@ -1,0 +1,244 @@
+//! The article's walkthrough, end to end, as a user runs it: scaffold with opsdk, build,
+//! `make install`, run the manager outside the cluster, and drive it with kubectl against a
+//! real control plane (etcd, kube-apiserver, kube-controller-manager for garbage collection).
+//! Run by hack/test.sh, which builds the control plane (hack/k8s-assets.sh).
+
+#[path = "../../templates/tests/envtest/mod.rs"]
+#[allow(dead_code)]
+mod envtest;
+
+use std::ffi::OsString;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::generated::{run, target_dir};
+use crate::support::*;
+
+/// The article's application.yaml: a Namespace and an Application in it.
+const APPLICATION_YAML: &str = "\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: application-sample
+---
+apiVersion: minetto.dev/v1alpha1
+kind: Application
+metadata:
+  name: application-sample
+  namespace: application-sample
+spec:
+  image: nginx:latest
+  replicas: 2
+  port: 80
+";
+
+/// kubectl (the control plane's own, 1.37) against the test cluster.
+struct Kubectl {
+    bin: PathBuf,
+    kubeconfig: PathBuf,
+    dir: PathBuf,
+}
+
+impl Kubectl {
+    fn output(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut cmd = Command::new(&self.bin);
+        cmd.args(args).env("KUBECONFIG", &self.kubeconfig).current_dir(&self.dir);
+        match stdin {
+            None => cmd.output().unwrap(),
+            Some(input) => {
+                use std::io::Write;
+                cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+                let mut child = cmd.spawn().unwrap();
+                child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+                child.wait_with_output().unwrap()
+            }
+        }
+    }
+
+    /// Runs kubectl, failing the test if it fails; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        self.ok_with_stdin(args, None).0
+    }
+
+    fn ok_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> (String, String) {
+        let out = self.output(args, stdin);
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+        assert!(out.status.success(), "kubectl {} failed:\n{stdout}\n{stderr}", args.join(" "));
+        (stdout, stderr)
+    }
+
+    /// Polls `kubectl args` until its stdout satisfies `done`.
+    fn eventually(&self, what: &str, args: &[&str], done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let out = self.output(args, None);
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            if out.status.success() && done(&stdout) {
+                return stdout;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}; last `kubectl {}`:\n{stdout}{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+/// The manager process, killed if the test fails before it stops it.
+struct Manager(Child);
+
+impl Drop for Manager {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
+fn path_with(dir: &Path) -> OsString {
+    let mut paths = vec![dir.to_path_buf()];
+    paths.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    std::env::join_paths(paths).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the control plane and builds the generated project; run by hack/test.sh"]
+async fn the_article_walkthrough_against_a_real_control_plane() {
+    let assets = PathBuf::from(std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS must name the control-plane binaries (hack/k8s-assets.sh)"));
+    let mut cp = envtest::ControlPlane::start().await.expect("starting etcd and kube-apiserver").expect("KUBEBUILDER_ASSETS is set");
+    cp.start_controller_manager(&[
+        "garbage-collector-controller",
+        "deployment-controller",
+        "replicaset-controller",
+        "namespace-controller",
+    ])
+    .expect("starting kube-controller-manager");
+
+    // The user's steps: scaffold, build, install the CRDs.
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    run(&dir, "cargo", &["build"]);
+    let kubeconfig = cp.kubeconfig().to_path_buf();
+    let make = Command::new("make")
+        .arg("install")
+        .current_dir(&dir)
+        .env("KUBECONFIG", &kubeconfig)
+        .env("PATH", path_with(&assets))
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .unwrap();
+    assert!(make.status.success(), "make install failed:\n{}", String::from_utf8_lossy(&make.stderr));
+    let kubectl = Kubectl { bin: assets.join("kubectl"), kubeconfig: kubeconfig.clone(), dir: dir.clone() };
+    kubectl.ok(&["wait", "--for=condition=Established", "crd/applications.minetto.dev", "--timeout=30s"]);
+
+    // `make run`, with the binary we just built.
+    let (metrics, probes) = (free_port(), free_port());
+    let mut manager = Manager(
+        Command::new(target_dir().join("debug/k8s-operator-talk"))
+            .args([format!("--metrics-bind-address=127.0.0.1:{metrics}"), format!("--health-probe-bind-address=127.0.0.1:{probes}")])
+            .env("KUBECONFIG", &kubeconfig)
+            .stdout(std::fs::File::create(dir.join("manager.log")).unwrap())
+            .stderr(std::fs::File::create(dir.join("manager.err")).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+
+    // The article's application.yaml yields its Deployment and NodePort Service.
+    std::fs::write(dir.join("application.yaml"), APPLICATION_YAML).unwrap();
+    kubectl.ok(&["apply", "-f", "application.yaml"]);
+    let ns = ["-n", "application-sample"];
+    let deployment = [&ns[..], &["get", "deployment", "application-sample-deployment", "-o"]].concat();
+    let jsonpath = |path: &str| format!("jsonpath={path}");
+    let get = |args: &[&str], path: &str| [args, &[jsonpath(path).as_str()]].concat().iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let poll = |what: &str, args: Vec<String>, want: &str| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        kubectl.eventually(what, &args, |out| out == want)
+    };
+    poll("2 desired replicas", get(&deployment, "{.spec.replicas}"), "2");
+    let listing = kubectl.eventually("the Service", &[&ns[..], &["get", "applications,deployments,services"]].concat(), |out| out.contains("application-sample-service"));
+    assert!(listing.contains("application-sample-deployment"), "{listing}");
+    let service_line = listing.lines().find(|l| l.contains("application-sample-service")).unwrap().to_string();
+    assert!(service_line.contains("NodePort") && service_line.contains("80:3"), "{service_line}");
+
+    // Spec changes reach both children.
+    let changed = APPLICATION_YAML.replace("nginx:latest", "nginx:1.27").replace("port: 80", "port: 8080");
+    std::fs::write(dir.join("application.yaml"), changed).unwrap();
+    kubectl.ok(&["apply", "-f", "application.yaml"]);
+    poll("the new image", get(&deployment, "{.spec.template.spec.containers[0].image}"), "nginx:1.27");
+    poll("the new port", get(&deployment, "{.spec.template.spec.containers[0].ports[0].containerPort}"), "8080");
+    let service = [&ns[..], &["get", "service", "application-sample-service", "-o"]].concat();
+    poll("the new Service port", get(&service, "{.spec.ports[0].port}"), "8080");
+    kubectl.ok(&[&ns[..], &["scale", "application/application-sample", "--replicas=3"]].concat());
+    poll("3 replicas after kubectl scale", get(&deployment, "{.spec.replicas}"), "3");
+
+    // Hand edits are set back; a deleted child returns.
+    kubectl.ok(&[&ns[..], &["scale", "deployment/application-sample-deployment", "--replicas=5"]].concat());
+    poll("the replicas set back", get(&deployment, "{.spec.replicas}"), "3");
+    let old_uid = kubectl.ok(&[&deployment[..], &["jsonpath={.metadata.uid}"]].concat());
+    kubectl.ok(&[&ns[..], &["delete", "deployment", "application-sample-deployment"]].concat());
+    kubectl.eventually("the Deployment recreated", &[&deployment[..], &["jsonpath={.metadata.uid}"]].concat(), |uid| !uid.is_empty() && uid != old_uid);
+    // kube-controller-manager is real: the Deployment gets a ReplicaSet.
+    kubectl.eventually("a ReplicaSet", &[&ns[..], &["get", "replicasets", "-o", "name"]].concat(), |out| !out.trim().is_empty());
+
+    // Metrics and probes answer.
+    assert!(http_get(probes, "/readyz").starts_with("HTTP/1.1 200"));
+    assert!(http_get(metrics, "/metrics").contains("controller_reconcile_total{controller=\"application\"}"));
+
+    // Deleting the Application runs the finalizer; children and their ReplicaSets go.
+    kubectl.ok(&[&ns[..], &["delete", "application", "application-sample", "--timeout=60s"]].concat());
+    kubectl.eventually("children gone", &[&ns[..], &["get", "deployments,services,replicasets", "-o", "name"]].concat(), |out| out.trim().is_empty());
+    let events = kubectl.ok(&[&ns[..], &["get", "events.events.k8s.io", "-o", "jsonpath={.items[*].reason}"]].concat());
+    assert!(events.contains("Deleted") && events.contains("DeploymentCreated"), "events: {events}");
+    kubectl.ok(&["delete", "namespace", "application-sample", "--timeout=60s"]);
+
+    // The manager's manifests are admitted under the restricted Pod Security standard.
+    kubectl.ok(&["create", "namespace", "k8s-operator-talk-system"]);
+    kubectl.ok(&["label", "namespace", "k8s-operator-talk-system", "pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted"]);
+    let overlay = Command::new("make").args(["deploy-overlay", "IMG=registry.example/k8s-operator-talk:v0.1.0"]).current_dir(&dir).output().unwrap();
+    assert!(overlay.status.success());
+    let (_, warnings) = kubectl.ok_with_stdin(&["apply", "--server-side", "--dry-run=server", "-k", "config/deploy"], None);
+    assert!(!warnings.contains("violate"), "Pod Security warnings: {warnings}");
+    let rendered = kubectl.ok(&["kustomize", "config/deploy"]);
+    assert!(rendered.contains("image: registry.example/k8s-operator-talk:v0.1.0"), "{rendered}");
+    let pod = restricted_pod_from(&rendered);
+    kubectl.ok_with_stdin(&["create", "--dry-run=server", "-f", "-"], Some(&pod));
+
+    // SIGTERM: the manager stops cleanly within the manifests' grace period (10 s).
+    let pid = manager.0.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = manager.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the manager did not stop within 10 s of SIGTERM");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "the manager exited with {status}: {}", std::fs::read_to_string(dir.join("manager.log")).unwrap_or_default());
+}
+
+/// A Pod with the manager Deployment's template, to let Pod Security admission enforce
+/// `restricted` on it (it only warns for Deployments).
+fn restricted_pod_from(rendered: &str) -> String {
+    let deployment = rendered
+        .split("\n---\n")
+        .map(|doc| serde_yaml::from_str::<serde_yaml::Value>(doc).unwrap())
+        .find(|doc| doc["kind"] == "Deployment")
+        .expect("the kustomization renders a Deployment");
+    let mut pod: serde_yaml::Value = serde_yaml::from_str("apiVersion: v1\nkind: Pod\nmetadata:\n  name: manager-dry-run\n").unwrap();
+    pod["metadata"]["namespace"] = deployment["metadata"]["namespace"].clone();
+    pod["spec"] = deployment["spec"]["template"]["spec"].clone();
+    serde_yaml::to_string(&pod).unwrap()
+}

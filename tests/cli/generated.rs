@@ -1,0 +1,63 @@
+//! The generated projects are products too: they must pass rustfmt, clippy with warnings
+//! denied, their unit tests, their envtest suites against a real kube-apiserver, and crdgen.
+//! These build kube-rs, so they are ignored by `cargo test` and run by `hack/test.sh`, which
+//! provides the control plane (KUBEBUILDER_ASSETS) and requires it (ENVTEST_REQUIRED=1).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::many_kinds::many_kinds_project;
+use crate::support::*;
+
+/// One cargo target directory outside the clone, shared by every generated project, so that
+/// kube-rs and friends are compiled once per machine.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("OPSDK_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").expect("HOME is set");
+        Path::new(&home).join(".cache/opsdk/target-gen")
+    })
+}
+
+/// Runs `program args` in `dir`, failing the test with its output if it fails.
+pub fn run(dir: &Path, program: &str, args: &[&str]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .unwrap_or_else(|e| panic!("running {program}: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "`{program} {}` failed in {}:\n{stdout}\n{stderr}", args.join(" "), dir.display());
+    format!("{stdout}{stderr}")
+}
+
+fn passes_its_own_checks(dir: &Path) {
+    run(dir, "cargo", &["fmt", "--check"]);
+    run(dir, "cargo", &["clippy", "--all-targets", "--", "-D", "warnings"]);
+    run(dir, "make", &["manifests"]);
+    let kustomization = read(dir, "config/crd/kustomization.yaml");
+    for line in kustomization.lines().filter_map(|l| l.strip_prefix("- ")) {
+        assert!(dir.join("config/crd").join(line).exists(), "make manifests did not write {line}");
+    }
+    let output = run(dir, "cargo", &["test"]);
+    if std::env::var("ENVTEST_REQUIRED").is_ok_and(|v| v == "1") {
+        assert!(!output.contains("skipping"), "envtest suites were skipped:\n{output}");
+    }
+}
+
+#[test]
+#[ignore = "builds the generated project; run by hack/test.sh"]
+fn the_article_project_passes_its_own_checks() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    passes_its_own_checks(&dir);
+}
+
+#[test]
+#[ignore = "builds the generated project; run by hack/test.sh"]
+fn a_project_with_many_kinds_passes_its_own_checks() {
+    let (_tmp, dir) = project_dir();
+    many_kinds_project(&dir);
+    passes_its_own_checks(&dir);
+}

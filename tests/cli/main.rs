@@ -1,0 +1,10 @@
+//! opsdk's command-line tests: one binary, one module per concern.
+
+mod bad_input;
+mod create_api;
+mod e2e;
+mod golden;
+mod init;
+mod many_kinds;
+mod generated;
+mod support;

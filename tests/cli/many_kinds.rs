@@ -1,0 +1,70 @@
+//! A project grows kind by kind, across groups and versions, without losing a user's line.
+
+use crate::support::*;
+
+/// Kinds chosen to trip every naming hazard: a Rust keyword (`Type`), prelude types
+/// (`String`, `Self`), a Kubernetes type the generated code uses (`Deployment`), an irregular
+/// plural (`Person`), a second version of a kind, and two groups.
+pub const KINDS: &[&[&str]] = &[
+    &["--version", "v1alpha1", "--kind", "Application"],
+    &["--version", "v1alpha1", "--kind", "Widget"],
+    &["--version", "v1", "--kind", "Widget", "--controller=false"],
+    &["--group", "batch", "--version", "v1", "--kind", "Person"],
+    &["--group", "batch", "--version", "v1", "--kind", "Type"],
+    &["--group", "batch", "--version", "v1beta1", "--kind", "String", "--namespaced=false"],
+    &["--group", "apps", "--version", "v1", "--kind", "Deployment", "--deploy-image"],
+    &["--group", "apps", "--version", "v1", "--kind", "Self"],
+];
+
+pub fn many_kinds_project(dir: &std::path::Path) {
+    init(dir);
+    for args in KINDS {
+        create_api(dir, args);
+    }
+}
+
+#[test]
+fn every_kind_is_registered_everywhere() {
+    let (_tmp, dir) = project_dir();
+    many_kinds_project(&dir);
+    let project = read(&dir, "PROJECT");
+    for kind in ["Application", "Widget", "Person", "Type", "String", "Deployment", "Self"] {
+        assert!(project.contains(&format!("kind: {kind}\n")), "PROJECT lacks {kind}");
+    }
+    let api = read(&dir, "src/api/mod.rs");
+    assert!(api.contains("merge_crds("), "two versions of Widget become one CRD:\n{api}");
+    assert!(api.contains("\"v1alpha1\""), "the first version stays the storage version:\n{api}");
+    assert!(api.contains("mod type_;"), "keywords never become module names:\n{api}");
+    assert!(read(&dir, "src/api/batch/v1beta1/string.rs").contains("root = \"StringResource\""));
+    assert!(read(&dir, "src/api/apps/v1/self_.rs").contains("root = \"SelfResource\""));
+    assert!(read(&dir, "src/api/batch/v1/person.rs").contains("plural = \"people\""));
+
+    let role = read(&dir, "config/rbac/role.yaml");
+    for group in ["\"minetto.dev\"", "\"batch.minetto.dev\"", "\"apps.minetto.dev\""] {
+        assert!(role.contains(group), "RBAC lacks {group}");
+    }
+    assert!(role.contains("\"people\""));
+    let samples = read(&dir, "config/samples/kustomization.yaml");
+    assert!(samples.contains("batch.minetto.dev_v1_person.yaml") && samples.contains("minetto.dev_v1_widget.yaml"));
+    let controllers = read(&dir, "src/controller/mod.rs");
+    assert!(controllers.contains("batch::type_::run(ctx.clone())"), "{controllers}");
+    assert!(!controllers.contains("widget::run(ctx.clone()),\n        widget::run"), "one controller per kind");
+}
+
+#[test]
+fn adding_kinds_never_touches_a_line_the_user_wrote() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let edited = ["src/main.rs", "src/controller/application.rs", "src/api/v1alpha1/application.rs", "Makefile", "config/manager/manager.yaml", "tests/application.rs"];
+    for file in edited {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{text}\n# user line in {file}\n")).unwrap();
+    }
+    let before: Vec<String> = edited.iter().map(|f| read(&dir, f)).collect();
+    for args in &KINDS[1..] {
+        create_api(&dir, args);
+    }
+    let after: Vec<String> = edited.iter().map(|f| read(&dir, f)).collect();
+    assert_eq!(before, after);
+}
