@@ -1,0 +1,19 @@
+//! k8s-operator-talk: a Kubernetes operator built with kube-rs.
+//!
+//! `api` holds the custom resource types, `controller` their reconcilers; the manager binary
+//! (`src/main.rs`) wires them to a client, metrics, health probes and leader election.
+
+pub mod api;
+pub mod context;
+pub mod controller;
+pub mod error;
+pub mod leader;
+pub mod metrics;
+pub mod server;
+pub mod telemetry;
+
+pub use context::Context;
+pub use error::{Error, Result};
+
+/// Field manager for server-side apply and reporting controller for events.
+pub const MANAGER: &str = "k8s-operator-talk";

@@ -1,0 +1,106 @@
+//! The k8s-operator-talk manager: runs every controller against the cluster in the
+//! kubeconfig (or the in-cluster service account), with metrics, health probes and optional
+//! leader election. Stops gracefully on SIGTERM.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use kube::Client;
+use tracing::{error, info};
+
+use k8s_operator_talk::leader::Leadership;
+use k8s_operator_talk::metrics::Metrics;
+use k8s_operator_talk::server::{self, Ready};
+use k8s_operator_talk::telemetry::{self, LogFormat};
+use k8s_operator_talk::{Context, controller};
+
+#[derive(Debug, Parser)]
+#[command(version, about = "Runs the k8s-operator-talk controllers")]
+struct Args {
+    /// Address of the Prometheus metrics endpoint; "0" disables it
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    metrics_bind_address: String,
+    /// Address of the /healthz and /readyz probes; "0" disables them
+    #[arg(long, default_value = "0.0.0.0:8081")]
+    health_probe_bind_address: String,
+    /// Hold a Lease so that only one replica reconciles at a time
+    #[arg(long)]
+    leader_elect: bool,
+    /// Namespace of the leader-election Lease
+    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
+    leader_election_namespace: String,
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    telemetry::init(args.log_format);
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            error!("{err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let client = Client::try_default().await?;
+    let metrics = Arc::new(Metrics::default());
+    let ready = Ready::default();
+    let metrics_server = server::serve(
+        server::bind(&args.metrics_bind_address).await?,
+        server::metrics_router(metrics.clone()),
+        shutdown_signal(),
+    );
+    let health_server = server::serve(
+        server::bind(&args.health_probe_bind_address).await?,
+        server::health_router(ready.clone()),
+        shutdown_signal(),
+    );
+    let servers = tokio::spawn(async move { tokio::try_join!(metrics_server, health_server) });
+
+    // Standby replicas are ready too: they only wait for the Lease.
+    ready.set();
+    let mut leadership = None;
+    if args.leader_elect {
+        info!(namespace = %args.leader_election_namespace, "waiting for leadership");
+        tokio::select! {
+            acquired = Leadership::acquire(client.clone(), &args.leader_election_namespace, concat!(env!("CARGO_PKG_NAME"), "-leader")) => leadership = Some(acquired?),
+            () = shutdown_signal() => return Ok(()),
+        }
+        info!("leading");
+    }
+
+    let ctx = Arc::new(Context::new(client, metrics));
+    info!("starting controllers");
+    match leadership.as_mut() {
+        Some(leadership) => tokio::select! {
+            () = controller::run(ctx) => {}
+            () = leadership.lost() => return Err("lost the leader-election Lease; exiting so another replica can lead".into()),
+        },
+        None => controller::run(ctx).await,
+    }
+    info!("controllers stopped");
+    servers.await??;
+    Ok(())
+}
+
+/// Resolves on SIGTERM (the kubelet stopping the Pod) or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing the SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
