@@ -6,7 +6,11 @@ use clap_complete::Shell;
 use crate::project_file::License;
 
 #[derive(Debug, Parser)]
-#[command(name = "opsdk", version, about = "Scaffold Kubernetes operators in Rust, the operator-sdk way")]
+#[command(
+    name = "opsdk",
+    version,
+    about = "Scaffold Kubernetes operators in Rust, the operator-sdk way"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

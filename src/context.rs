@@ -134,7 +134,11 @@ impl ResourceContext {
             format!("{}.{}", resource.group, project.domain)
         };
         let group_prefix = |sep: &str| {
-            if resource.group.is_empty() { String::new() } else { format!("{}{sep}", module_ident(&resource.group)) }
+            if resource.group.is_empty() {
+                String::new()
+            } else {
+                format!("{}{sep}", module_ident(&resource.group))
+            }
         };
         let version_module = module_ident(&resource.version);
         ResourceContext {
@@ -148,7 +152,11 @@ impl ResourceContext {
             api_version: format!("{api_group}/{}", resource.version),
             crd_name: format!("{}.{api_group}", resource.plural),
             finalizer: format!("{}.{api_group}/finalizer", resource.plural),
-            sample_file: format!("{api_group}_{}_{}.yaml", resource.version, resource.kind.to_lowercase()),
+            sample_file: format!(
+                "{api_group}_{}_{}.yaml",
+                resource.version,
+                resource.kind.to_lowercase()
+            ),
             api_group,
             version: resource.version.clone(),
             namespaced: resource.namespaced,
@@ -159,7 +167,11 @@ impl ResourceContext {
             controller_rust_path: format!("{}{module}", group_prefix("::")),
             controller_file: format!("{}{module}", group_prefix("/")),
             file_stem: format!("{}{kind_snake}", group_prefix("_")),
-            name_stem: format!("{}{}", group_prefix("-").replace('_', "-"), resource.kind.to_kebab_case()),
+            name_stem: format!(
+                "{}{}",
+                group_prefix("-").replace('_', "-"),
+                resource.kind.to_kebab_case()
+            ),
             kind_snake,
             module,
         }
@@ -168,9 +180,15 @@ impl ResourceContext {
 
 impl ProjectContext {
     pub fn new(project: &Project) -> ProjectContext {
-        let resources: Vec<ResourceContext> =
-            project.resources.iter().map(|r| ResourceContext::new(project, r)).collect();
-        let path = project.repo.split_once("://").map_or(project.repo.as_str(), |(_, rest)| rest);
+        let resources: Vec<ResourceContext> = project
+            .resources
+            .iter()
+            .map(|r| ResourceContext::new(project, r))
+            .collect();
+        let path = project
+            .repo
+            .split_once("://")
+            .map_or(project.repo.as_str(), |(_, rest)| rest);
         let crds = crds(&resources);
         ProjectContext {
             merges_versions: crds.iter().any(|c| c.type_paths.len() > 1),
@@ -202,13 +220,24 @@ impl ProjectContext {
 fn api_groups(resources: &[ResourceContext]) -> Vec<ApiGroup> {
     let mut tree: BTreeMap<String, BTreeMap<String, Vec<ResourceContext>>> = BTreeMap::new();
     for r in resources {
-        let group = if r.group.is_empty() { String::new() } else { module_ident(&r.group) };
-        tree.entry(group).or_default().entry(module_ident(&r.version)).or_default().push(r.clone());
+        let group = if r.group.is_empty() {
+            String::new()
+        } else {
+            module_ident(&r.group)
+        };
+        tree.entry(group)
+            .or_default()
+            .entry(module_ident(&r.version))
+            .or_default()
+            .push(r.clone());
     }
     tree.into_iter()
         .map(|(module, versions)| ApiGroup {
             module,
-            versions: versions.into_iter().map(|(module, kinds)| ApiVersionModule { module, kinds }).collect(),
+            versions: versions
+                .into_iter()
+                .map(|(module, kinds)| ApiVersionModule { module, kinds })
+                .collect(),
         })
         .collect()
 }
@@ -216,7 +245,11 @@ fn api_groups(resources: &[ResourceContext]) -> Vec<ApiGroup> {
 fn controller_modules(resources: &[ResourceContext]) -> Vec<ModuleGroup> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in resources.iter().filter(|r| r.controller) {
-        let group = if r.group.is_empty() { String::new() } else { module_ident(&r.group) };
+        let group = if r.group.is_empty() {
+            String::new()
+        } else {
+            module_ident(&r.group)
+        };
         groups.entry(group).or_default().push(r.module.clone());
     }
     // Sorted as rustfmt orders module declarations.
@@ -256,5 +289,11 @@ fn rbac_groups(resources: &[ResourceContext]) -> Vec<RbacGroup> {
             plurals.push(r.plural.clone());
         }
     }
-    groups.into_iter().map(|(g, plurals)| RbacGroup { api_group: g.to_string(), plurals }).collect()
+    groups
+        .into_iter()
+        .map(|(g, plurals)| RbacGroup {
+            api_group: g.to_string(),
+            plurals,
+        })
+        .collect()
 }

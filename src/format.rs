@@ -12,7 +12,9 @@ use crate::plan::Plan;
 /// Formats every `.rs` file of `plan` in place. Returns false (leaving them as rendered) when
 /// rustfmt is not installed.
 pub fn rust_files(plan: &mut Plan) -> Result<bool> {
-    let rust: Vec<usize> = (0..plan.files.len()).filter(|&i| plan.files[i].path.extension().is_some_and(|e| e == "rs")).collect();
+    let rust: Vec<usize> = (0..plan.files.len())
+        .filter(|&i| plan.files[i].path.extension().is_some_and(|e| e == "rs"))
+        .collect();
     if rust.is_empty() {
         return Ok(true);
     }
@@ -20,19 +22,28 @@ pub fn rust_files(plan: &mut Plan) -> Result<bool> {
     let mut paths = Vec::new();
     for (n, &i) in rust.iter().enumerate() {
         let path = scratch.0.join(format!("{n}.rs"));
-        std::fs::write(&path, &plan.files[i].contents).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(&path, &plan.files[i].contents)
+            .with_context(|| format!("writing {}", path.display()))?;
         paths.push(path);
     }
-    let output = match Command::new("rustfmt").args(["--edition", "2024", "--config", "skip_children=true"]).args(&paths).output() {
+    let output = match Command::new("rustfmt")
+        .args(["--edition", "2024", "--config", "skip_children=true"])
+        .args(&paths)
+        .output()
+    {
         Ok(output) => output,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e).context("running rustfmt"),
     };
     if !output.status.success() {
-        bail!("rustfmt rejected the generated code (a template bug): {}", String::from_utf8_lossy(&output.stderr));
+        bail!(
+            "rustfmt rejected the generated code (a template bug): {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
     for (path, &i) in paths.iter().zip(&rust) {
-        plan.files[i].contents = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        plan.files[i].contents =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     }
     Ok(true)
 }
@@ -42,7 +53,10 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new() -> Result<Scratch> {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
         let dir = std::env::temp_dir().join(format!("opsdk-fmt-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         Ok(Scratch(dir))

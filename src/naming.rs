@@ -76,7 +76,10 @@ fn pluralize_word(word: &str) -> String {
     if let Some((_, plural)) = IRREGULAR.iter().find(|(singular, _)| *singular == word) {
         return (*plural).to_string();
     }
-    if ["s", "x", "z", "ch", "sh"].iter().any(|end| word.ends_with(end)) {
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| word.ends_with(end))
+    {
         return format!("{word}es");
     }
     if let Some(stem) = word.strip_suffix('y')
@@ -93,8 +96,8 @@ fn pluralize_word(word: &str) -> String {
 const RUST_KEYWORDS: &[&str] = &[
     "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
     "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
-    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub",
-    "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
     "typeof", "union", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
 
@@ -102,17 +105,80 @@ const RUST_KEYWORDS: &[&str] = &[
 /// unqualified, and every name the generated files import next to the kind's own types.
 const RESERVED_TYPE_NAMES: &[&str] = &[
     // Rust prelude and common std types
-    "Self", "Option", "Some", "None", "Result", "Ok", "Err", "String", "Vec", "Box", "ToString",
-    "ToOwned", "Clone", "Copy", "Send", "Sync", "Sized", "Unpin", "Drop", "Fn", "FnMut", "FnOnce",
-    "Iterator", "IntoIterator", "Extend", "Default", "Eq", "PartialEq", "Ord", "PartialOrd",
-    "AsRef", "AsMut", "Into", "From", "TryFrom", "TryInto", "FromIterator", "Debug", "Hash",
-    "Arc", "Duration", "BTreeMap", "HashMap",
+    "Self",
+    "Option",
+    "Some",
+    "None",
+    "Result",
+    "Ok",
+    "Err",
+    "String",
+    "Vec",
+    "Box",
+    "ToString",
+    "ToOwned",
+    "Clone",
+    "Copy",
+    "Send",
+    "Sync",
+    "Sized",
+    "Unpin",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "Iterator",
+    "IntoIterator",
+    "Extend",
+    "Default",
+    "Eq",
+    "PartialEq",
+    "Ord",
+    "PartialOrd",
+    "AsRef",
+    "AsMut",
+    "Into",
+    "From",
+    "TryFrom",
+    "TryInto",
+    "FromIterator",
+    "Debug",
+    "Hash",
+    "Arc",
+    "Duration",
+    "BTreeMap",
+    "HashMap",
     // names imported by the generated types, controller, registry and test files
-    "CustomResource", "CustomResourceExt", "CustomResourceDefinition", "JsonSchema", "Serialize",
-    "Deserialize", "Api", "Client", "Controller", "Action", "Resource", "ResourceExt", "Patch",
-    "PatchParams", "DeleteParams", "PostParams", "ListParams", "ObjectMeta", "Event", "EventType",
-    "Recorder", "Reporter", "Finalizer", "Context", "Error", "Metrics", "StreamExt", "Condition",
-    "IntOrString", "ControlPlane",
+    "CustomResource",
+    "CustomResourceExt",
+    "CustomResourceDefinition",
+    "JsonSchema",
+    "Serialize",
+    "Deserialize",
+    "Api",
+    "Client",
+    "Controller",
+    "Action",
+    "Resource",
+    "ResourceExt",
+    "Patch",
+    "PatchParams",
+    "DeleteParams",
+    "PostParams",
+    "ListParams",
+    "ObjectMeta",
+    "Event",
+    "EventType",
+    "Recorder",
+    "Reporter",
+    "Finalizer",
+    "Context",
+    "Error",
+    "Metrics",
+    "StreamExt",
+    "Condition",
+    "IntOrString",
+    "ControlPlane",
 ];
 
 /// A Rust module name for `snake`, never a keyword (`type` -> `type_`).

@@ -69,9 +69,13 @@ impl Project {
                 root.display()
             );
         }
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
         let project: Project = serde_yaml::from_str(&text).map_err(|e| {
-            anyhow::anyhow!("{} is not a valid opsdk PROJECT file ({e})\nhelp: restore it from version control", path.display())
+            anyhow::anyhow!(
+                "{} is not a valid opsdk PROJECT file ({e})\nhelp: restore it from version control",
+                path.display()
+            )
         })?;
         if project.layout != LAYOUT {
             bail!(

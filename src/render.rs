@@ -49,7 +49,8 @@ fn all_files<'a>(dir: &'a Dir<'a>, out: &mut Vec<&'a include_dir::File<'a>>) {
 
 fn catalog() -> &'static (Tera, Vec<Template>) {
     static CATALOG: OnceLock<(Tera, Vec<Template>)> = OnceLock::new();
-    CATALOG.get_or_init(|| build_catalog().expect("embedded templates are valid (checked by tests)"))
+    CATALOG
+        .get_or_init(|| build_catalog().expect("embedded templates are valid (checked by tests)"))
 }
 
 fn build_catalog() -> Result<(Tera, Vec<Template>)> {
@@ -59,31 +60,51 @@ fn build_catalog() -> Result<(Tera, Vec<Template>)> {
     tera.autoescape_on(vec![]);
     let mut templates = Vec::new();
     for file in files {
-        let name = file.path().to_str().ok_or_else(|| anyhow!("template path is not UTF-8"))?.to_string();
-        let text = file.contents_utf8().ok_or_else(|| anyhow!("template {name} is not UTF-8"))?;
+        let name = file
+            .path()
+            .to_str()
+            .ok_or_else(|| anyhow!("template path is not UTF-8"))?
+            .to_string();
+        let text = file
+            .contents_utf8()
+            .ok_or_else(|| anyhow!("template {name} is not UTF-8"))?;
         let rendered = name.ends_with(".tera");
         if rendered || name.starts_with(PARTIALS) {
-            tera.add_raw_template(&name, text).with_context(|| format!("parsing template {name}"))?;
+            tera.add_raw_template(&name, text)
+                .with_context(|| format!("parsing template {name}"))?;
         }
         if name.starts_with(PARTIALS) {
             continue;
         }
         let scope = if name.contains("resource.") {
             Scope::Resource
-        } else if text.lines().next().is_some_and(|l| l.contains(GENERATED_MARKER)) {
+        } else if text
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains(GENERATED_MARKER))
+        {
             Scope::Generated
         } else {
             Scope::Init
         };
         let executable = name.ends_with(".sh") || name.ends_with(".sh.tera");
-        templates.push(Template { name, scope, rendered, executable });
+        templates.push(Template {
+            name,
+            scope,
+            rendered,
+            executable,
+        });
     }
     templates.sort_by(|a, b| a.name.cmp(&b.name));
     Ok((tera, templates))
 }
 
 /// Renders every template of `scope`. For `Scope::Resource`, `resource` is the one to render.
-pub fn render(scope: Scope, project: &ProjectContext, resource: Option<&ResourceContext>) -> Result<Plan> {
+pub fn render(
+    scope: Scope,
+    project: &ProjectContext,
+    resource: Option<&ResourceContext>,
+) -> Result<Plan> {
     let (tera, templates) = catalog();
     let mut ctx = Context::new();
     ctx.insert("project", project);
@@ -93,7 +114,8 @@ pub fn render(scope: Scope, project: &ProjectContext, resource: Option<&Resource
     let mut plan = Plan::default();
     for template in templates.iter().filter(|t| t.scope == scope) {
         let contents = if template.rendered {
-            tera.render(&template.name, &ctx).map_err(|e| tera_error(&template.name, e))?
+            tera.render(&template.name, &ctx)
+                .map_err(|e| tera_error(&template.name, e))?
         } else {
             raw(&template.name)?
         };
@@ -105,7 +127,11 @@ pub fn render(scope: Scope, project: &ProjectContext, resource: Option<&Resource
         plan.add(PlannedFile {
             path: PathBuf::from(path),
             contents,
-            policy: if scope == Scope::Generated { Policy::Regenerate } else { Policy::Create },
+            policy: if scope == Scope::Generated {
+                Policy::Regenerate
+            } else {
+                Policy::Create
+            },
             executable: template.executable,
         });
     }

@@ -11,7 +11,8 @@ fn invalid<T>(what: String, help: &str) -> Result<T> {
 fn is_dns_label(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
 }
@@ -35,7 +36,9 @@ pub fn domain(domain: &str) -> Result<()> {
 pub fn group(group: &str) -> Result<()> {
     if !is_dns_label(group) || group.starts_with(|c: char| c.is_ascii_digit()) {
         return invalid(
-            format!("invalid --group {group:?}: must be a lowercase DNS label starting with a letter"),
+            format!(
+                "invalid --group {group:?}: must be a lowercase DNS label starting with a letter"
+            ),
             "use a short lowercase word, e.g. --group apps, or omit --group to use the domain",
         );
     }
@@ -53,7 +56,8 @@ pub fn version(version: &str) -> Result<()> {
     let valid = version.strip_prefix('v').is_some_and(|rest| {
         let major_len = rest.bytes().take_while(u8::is_ascii_digit).count();
         let (major, tail) = rest.split_at(major_len);
-        let positive = |n: &str| !n.is_empty() && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit());
+        let positive =
+            |n: &str| !n.is_empty() && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit());
         positive(major)
             && (tail.is_empty()
                 || tail.strip_prefix("alpha").is_some_and(positive)
@@ -74,7 +78,9 @@ pub fn kind(kind: &str) -> Result<()> {
         && kind.chars().all(|c| c.is_ascii_alphanumeric());
     if !camel {
         return invalid(
-            format!("invalid --kind {kind:?}: must be CamelCase letters and digits, starting uppercase"),
+            format!(
+                "invalid --kind {kind:?}: must be CamelCase letters and digits, starting uppercase"
+            ),
             "name the kind like a Go or Rust type, e.g. --kind Application",
         );
     }
@@ -95,9 +101,14 @@ pub fn kind(kind: &str) -> Result<()> {
 
 /// `--plural`: a DNS-1035 label (lowercase, starts with a letter).
 pub fn plural(plural: &str) -> Result<()> {
-    if !is_dns_label(plural) || !plural.starts_with(|c: char| c.is_ascii_lowercase()) || plural.contains('-') {
+    if !is_dns_label(plural)
+        || !plural.starts_with(|c: char| c.is_ascii_lowercase())
+        || plural.contains('-')
+    {
         return invalid(
-            format!("invalid --plural {plural:?}: must be lowercase letters and digits, starting with a letter"),
+            format!(
+                "invalid --plural {plural:?}: must be lowercase letters and digits, starting with a letter"
+            ),
             "pass the lowercase plural, e.g. --plural applications",
         );
     }
@@ -110,11 +121,24 @@ pub fn project_name(name: &str, source: &str) -> Result<()> {
     let valid = is_dns_label(name) && name.starts_with(|c: char| c.is_ascii_lowercase());
     if !valid {
         return invalid(
-            format!("invalid project name {name:?} (from {source}): must be lowercase letters, digits and dashes, starting with a letter"),
+            format!(
+                "invalid project name {name:?} (from {source}): must be lowercase letters, digits and dashes, starting with a letter"
+            ),
             "pass --project-name my-operator",
         );
     }
-    if ["test", "core", "std", "alloc", "proc-macro", "proc_macro", "self", "build"].contains(&name) {
+    if [
+        "test",
+        "core",
+        "std",
+        "alloc",
+        "proc-macro",
+        "proc_macro",
+        "self",
+        "build",
+    ]
+    .contains(&name)
+    {
         return invalid(
             format!("invalid project name {name:?} (from {source}): Cargo reserves it"),
             "pass --project-name my-operator",
@@ -128,10 +152,14 @@ pub fn repo(repo: &str) -> Result<()> {
     let path = repo.split_once("://").map_or(repo, |(_, rest)| rest);
     let valid = !path.is_empty()
         && !path.ends_with('/')
-        && path.chars().all(|c| c.is_ascii_alphanumeric() || "-._~/".contains(c));
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._~/".contains(c));
     if !valid {
         return invalid(
-            format!("invalid --repo {repo:?}: must be a repository path such as github.com/owner/name"),
+            format!(
+                "invalid --repo {repo:?}: must be a repository path such as github.com/owner/name"
+            ),
             "pass --repo github.com/<owner>/<project>",
         );
     }
@@ -147,7 +175,18 @@ mod tests {
         for ok in ["v1", "v2", "v1alpha1", "v2beta3", "v10beta12"] {
             assert!(version(ok).is_ok(), "{ok}");
         }
-        for bad in ["1", "v", "v0", "V1", "v1alpha", "v1gamma1", "v01", "v1alpha0", "v1-alpha1", ""] {
+        for bad in [
+            "1",
+            "v",
+            "v0",
+            "V1",
+            "v1alpha",
+            "v1gamma1",
+            "v01",
+            "v1alpha0",
+            "v1-alpha1",
+            "",
+        ] {
             assert!(version(bad).is_err(), "{bad}");
         }
     }
@@ -157,7 +196,15 @@ mod tests {
         for ok in ["Application", "App2", "X", "DatabaseCluster"] {
             assert!(kind(ok).is_ok(), "{ok}");
         }
-        for bad in ["application", "My-Kind", "My_Kind", "2App", "", "AppList", "Ünïcode"] {
+        for bad in [
+            "application",
+            "My-Kind",
+            "My_Kind",
+            "2App",
+            "",
+            "AppList",
+            "Ünïcode",
+        ] {
             assert!(kind(bad).is_err(), "{bad}");
         }
     }
@@ -166,7 +213,14 @@ mod tests {
     fn domains_and_groups() {
         assert!(domain("minetto.dev").is_ok());
         assert!(domain("a.b-c.io").is_ok());
-        for bad in ["localhost", "Minetto.dev", "-a.dev", "a..dev", "a_b.dev", ""] {
+        for bad in [
+            "localhost",
+            "Minetto.dev",
+            "-a.dev",
+            "a..dev",
+            "a_b.dev",
+            "",
+        ] {
             assert!(domain(bad).is_err(), "{bad}");
         }
         assert!(group("apps").is_ok());

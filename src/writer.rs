@@ -29,7 +29,11 @@ impl Action {
 }
 
 /// Decides what happens to each planned file; refuses the whole plan on any conflict.
-pub fn check<'p>(root: &Path, plan: &'p Plan, force: bool) -> Result<Vec<(Action, &'p PlannedFile)>> {
+pub fn check<'p>(
+    root: &Path,
+    plan: &'p Plan,
+    force: bool,
+) -> Result<Vec<(Action, &'p PlannedFile)>> {
     let mut actions = Vec::new();
     let mut conflicts = Vec::new();
     for file in &plan.files {
@@ -72,7 +76,10 @@ fn first_line_has_marker(bytes: &[u8]) -> bool {
 /// itself: we never write through a link the user (or an attacker) placed.
 fn check_path(root: &Path, rel: &Path) -> Result<()> {
     if rel.is_absolute() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-        bail!("refusing to write {}: the path leaves the project root", rel.display());
+        bail!(
+            "refusing to write {}: the path leaves the project root",
+            rel.display()
+        );
     }
     let mut current = root.to_path_buf();
     for component in rel.components() {
@@ -96,9 +103,18 @@ fn check_path(root: &Path, rel: &Path) -> Result<()> {
 }
 
 /// Writes the checked plan (or only prints it when `dry_run`), reporting each file.
-pub fn apply(root: &Path, actions: &[(Action, &PlannedFile)], dry_run: bool, out: &mut impl std::io::Write) -> Result<()> {
+pub fn apply(
+    root: &Path,
+    actions: &[(Action, &PlannedFile)],
+    dry_run: bool,
+    out: &mut impl std::io::Write,
+) -> Result<()> {
     for (action, file) in actions {
-        let verb = if dry_run { format!("would {}", action.label()) } else { action.label().to_string() };
+        let verb = if dry_run {
+            format!("would {}", action.label())
+        } else {
+            action.label().to_string()
+        };
         if *action == Action::Unchanged {
             if dry_run {
                 writeln!(out, "{verb:>16} {}", file.path.display())?;
@@ -114,12 +130,18 @@ pub fn apply(root: &Path, actions: &[(Action, &PlannedFile)], dry_run: bool, out
 }
 
 fn write_file(target: &Path, file: &PlannedFile) -> Result<()> {
-    let dir = target.parent().expect("planned paths are relative to the root");
+    let dir = target
+        .parent()
+        .expect("planned paths are relative to the root");
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     // Write beside the target, then rename: a crash never leaves a half-written file.
-    let tmp = dir.join(format!(".{}.opsdk-tmp", target.file_name().unwrap_or_default().to_string_lossy()));
+    let tmp = dir.join(format!(
+        ".{}.opsdk-tmp",
+        target.file_name().unwrap_or_default().to_string_lossy()
+    ));
     let mut f = fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(file.contents.as_bytes()).with_context(|| format!("writing {}", tmp.display()))?;
+    f.write_all(file.contents.as_bytes())
+        .with_context(|| format!("writing {}", tmp.display()))?;
     #[cfg(unix)]
     if file.executable {
         use std::os::unix::fs::PermissionsExt;

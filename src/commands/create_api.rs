@@ -15,7 +15,11 @@ use crate::validate;
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
     let resource = resource_from_args(&project, args)?;
-    match project.resources.iter_mut().find(|r| same_gvk(r, &resource)) {
+    match project
+        .resources
+        .iter_mut()
+        .find(|r| same_gvk(r, &resource))
+    {
         Some(existing) => *existing = resource.clone(),
         None => project.resources.push(resource.clone()),
     }
@@ -38,7 +42,10 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         args.dry_run,
         &format!(
             "API {} {} scaffolded. Next: fill in src/api/{}.rs and src/controller/{}.rs, then\n  make manifests && cargo build && cargo test",
-            resource_ctx.api_version, resource_ctx.kind, resource_ctx.api_file, resource_ctx.controller_file
+            resource_ctx.api_version,
+            resource_ctx.kind,
+            resource_ctx.api_file,
+            resource_ctx.controller_file
         ),
     )
 }
@@ -67,7 +74,11 @@ fn resource_from_args(project: &Project, args: &CreateApiArgs) -> Result<Resourc
         deploy_image: args.deploy_image.unwrap_or(args.kind == "Application"),
     };
     let api = |r: &Resource| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind);
-    let siblings: Vec<&Resource> = project.resources.iter().filter(|r| r.same_kind(&probe)).collect();
+    let siblings: Vec<&Resource> = project
+        .resources
+        .iter()
+        .filter(|r| r.same_kind(&probe))
+        .collect();
 
     if !args.resource {
         bail!(
@@ -99,22 +110,22 @@ fn resource_from_args(project: &Project, args: &CreateApiArgs) -> Result<Resourc
         }
         resource.deploy_image = args.deploy_image.unwrap_or(first.deploy_image);
         resource.short_name = first.short_name.clone();
-        if let Some(owner) = siblings.iter().find(|r| r.controller && r.version != resource.version) {
-            if args.controller {
-                bail!(
-                    "kind {} already has a controller, for version {}\nhelp: pass --controller=false to add version {} of the types only",
-                    resource.kind,
-                    owner.version,
-                    resource.version
-                );
-            }
+        if let Some(owner) = siblings
+            .iter()
+            .find(|r| r.controller && r.version != resource.version)
+            && args.controller
+        {
+            bail!(
+                "kind {} already has a controller, for version {}\nhelp: pass --controller=false to add version {} of the types only",
+                resource.kind,
+                owner.version,
+                resource.version
+            );
         }
     } else {
-        if let Some(clash) = project
-            .resources
-            .iter()
-            .find(|r| !r.same_kind(&resource) && r.group == resource.group && r.plural == resource.plural)
-        {
+        if let Some(clash) = project.resources.iter().find(|r| {
+            !r.same_kind(&resource) && r.group == resource.group && r.plural == resource.plural
+        }) {
             bail!(
                 "plural {:?} is already used by {}\nhelp: pass a distinct --plural",
                 resource.plural,
@@ -133,23 +144,48 @@ fn resource_from_args(project: &Project, args: &CreateApiArgs) -> Result<Resourc
 }
 
 fn group_or_domain(project: &Project, r: &Resource) -> String {
-    if r.group.is_empty() { project.domain.clone() } else { format!("{}.{}", r.group, project.domain) }
+    if r.group.is_empty() {
+        project.domain.clone()
+    } else {
+        format!("{}.{}", r.group, project.domain)
+    }
 }
 
 /// A short name for kubectl: the initials of a multi-word kind (`DatabaseCluster` -> `dc`),
 /// else the first three letters (`Application` -> `app`); none when another kind has it.
 fn short_name(project: &Project, kind: &str) -> String {
     let initials: String = kind.chars().filter(char::is_ascii_uppercase).collect();
-    let candidate = if initials.len() >= 2 { initials.to_lowercase() } else { kind.to_lowercase().chars().take(3).collect() };
-    let taken = project.resources.iter().any(|r| r.short_name == candidate || r.plural == candidate);
-    if taken || candidate == kind.to_lowercase() { String::new() } else { candidate }
+    let candidate = if initials.len() >= 2 {
+        initials.to_lowercase()
+    } else {
+        kind.to_lowercase().chars().take(3).collect()
+    };
+    let taken = project
+        .resources
+        .iter()
+        .any(|r| r.short_name == candidate || r.plural == candidate);
+    if taken || candidate == kind.to_lowercase() {
+        String::new()
+    } else {
+        candidate
+    }
 }
 
 /// Kinds in one version module are re-exported together: their Rust names must not clash.
 fn check_rust_names(ctx: &ProjectContext, new: &ResourceContext) -> Result<()> {
-    let names = |r: &ResourceContext| [r.type_name.clone(), format!("{}Spec", r.kind), format!("{}Status", r.kind)];
+    let names = |r: &ResourceContext| {
+        [
+            r.type_name.clone(),
+            format!("{}Spec", r.kind),
+            format!("{}Status", r.kind),
+        ]
+    };
     let new_names = names(new);
-    for other in ctx.resources.iter().filter(|r| r.api_rust_path == new.api_rust_path && r.kind != new.kind) {
+    for other in ctx
+        .resources
+        .iter()
+        .filter(|r| r.api_rust_path == new.api_rust_path && r.kind != new.kind)
+    {
         if let Some(clash) = names(other).iter().find(|n| new_names.contains(n)) {
             bail!(
                 "kind {} would define the Rust type {clash}, which kind {} in {} already defines\nhelp: choose another --kind, or put it in another --group or --version",

@@ -44,11 +44,17 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
     if !repo.is_empty() {
         validate::repo(&repo)?;
     }
-    let (name, source) = match (&args.project_name, repo.rsplit('/').next().filter(|s| !s.is_empty())) {
+    let (name, source) = match (
+        &args.project_name,
+        repo.rsplit('/').next().filter(|s| !s.is_empty()),
+    ) {
         (Some(name), _) => (name.clone(), "--project-name"),
         (None, Some(last)) => (last.to_string(), "--repo"),
         (None, None) => {
-            let dir = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let dir = root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             (dir, "the directory name")
         }
     };

@@ -19,7 +19,10 @@ fn finish(root: &Path, mut plan: Plan, force: bool, dry_run: bool, next: &str) -
     let actions = writer::check(root, &plan, force)?;
     let mut out = std::io::stdout().lock();
     if !formatted {
-        writeln!(out, "note: rustfmt not found; run `cargo fmt` in the project")?;
+        writeln!(
+            out,
+            "note: rustfmt not found; run `cargo fmt` in the project"
+        )?;
     }
     writer::apply(root, &actions, dry_run, &mut out)?;
     if dry_run {

@@ -20,7 +20,13 @@ fn refuse_init(extra: &[&str], needle: &str) {
 
 #[test]
 fn domains() {
-    for domain in ["localhost", "Minetto.dev", "minetto..dev", "-x.dev", "under_score.dev"] {
+    for domain in [
+        "localhost",
+        "Minetto.dev",
+        "minetto..dev",
+        "-x.dev",
+        "under_score.dev",
+    ] {
         refuse_init(&[&format!("--domain={domain}")], "invalid --domain");
     }
 }
@@ -28,7 +34,10 @@ fn domains() {
 #[test]
 fn repos_and_project_names() {
     refuse_init(&["--repo", "github.com/x/bad name"], "invalid --repo");
-    refuse_init(&["--repo", "github.com/x/My_Operator"], "invalid project name \"My_Operator\" (from --repo)");
+    refuse_init(
+        &["--repo", "github.com/x/My_Operator"],
+        "invalid project name \"My_Operator\" (from --repo)",
+    );
     refuse_init(&["--project-name", "test"], "Cargo reserves it");
     refuse_init(&["--project-name", "9lives"], "invalid project name");
 }
@@ -44,13 +53,23 @@ fn project_name_from_a_bad_directory_name() {
 #[test]
 fn versions() {
     for version in ["1", "V1", "v1gamma1", "v0", "v1alpha", "alpha1"] {
-        refuse_create(&["--version", version, "--kind", "Widget"], "invalid --version");
+        refuse_create(
+            &["--version", version, "--kind", "Widget"],
+            "invalid --version",
+        );
     }
 }
 
 #[test]
 fn kinds() {
-    for kind in ["widget", "My-Widget", "My_Widget", "2Widget", "WidgetList", "Wïdget"] {
+    for kind in [
+        "widget",
+        "My-Widget",
+        "My_Widget",
+        "2Widget",
+        "WidgetList",
+        "Wïdget",
+    ] {
         refuse_create(&["--version", "v1", "--kind", kind], "invalid --kind");
     }
 }
@@ -58,22 +77,84 @@ fn kinds() {
 #[test]
 fn groups_and_plurals() {
     for group in ["Apps", "apps.web", "v1beta1", "-apps"] {
-        refuse_create(&[&format!("--group={group}"), "--version", "v1", "--kind", "Widget"], "invalid --group");
+        refuse_create(
+            &[
+                &format!("--group={group}"),
+                "--version",
+                "v1",
+                "--kind",
+                "Widget",
+            ],
+            "invalid --group",
+        );
     }
     for plural in ["Widgets", "wid-gets", "1widgets"] {
-        refuse_create(&["--version", "v1", "--kind", "Widget", "--plural", plural], "invalid --plural");
+        refuse_create(
+            &["--version", "v1", "--kind", "Widget", "--plural", plural],
+            "invalid --plural",
+        );
     }
 }
 
 #[test]
 fn conflicting_apis() {
-    refuse_create(&["--version", "v1alpha1", "--kind", "Application"], "already exists");
-    refuse_create(&["--version", "v1", "--kind", "Application"], "already has a controller");
-    refuse_create(&["--version", "v1", "--kind", "Application", "--controller=false", "--plural", "apps"], "same --plural");
-    refuse_create(&["--version", "v1", "--kind", "Application", "--controller=false", "--namespaced=false"], "same --plural and --namespaced");
-    refuse_create(&["--version", "v1", "--kind", "Apps", "--plural", "applications"], "already used by");
-    refuse_create(&["--version", "v1", "--kind", "Widget", "--resource=false"], "--resource=false is not supported");
-    refuse_create(&["--version", "v1", "--kind", "Widget", "--deploy-image", "--namespaced=false"], "cluster-scoped");
+    refuse_create(
+        &["--version", "v1alpha1", "--kind", "Application"],
+        "already exists",
+    );
+    refuse_create(
+        &["--version", "v1", "--kind", "Application"],
+        "already has a controller",
+    );
+    refuse_create(
+        &[
+            "--version",
+            "v1",
+            "--kind",
+            "Application",
+            "--controller=false",
+            "--plural",
+            "apps",
+        ],
+        "same --plural",
+    );
+    refuse_create(
+        &[
+            "--version",
+            "v1",
+            "--kind",
+            "Application",
+            "--controller=false",
+            "--namespaced=false",
+        ],
+        "same --plural and --namespaced",
+    );
+    refuse_create(
+        &[
+            "--version",
+            "v1",
+            "--kind",
+            "Apps",
+            "--plural",
+            "applications",
+        ],
+        "already used by",
+    );
+    refuse_create(
+        &["--version", "v1", "--kind", "Widget", "--resource=false"],
+        "--resource=false is not supported",
+    );
+    refuse_create(
+        &[
+            "--version",
+            "v1",
+            "--kind",
+            "Widget",
+            "--deploy-image",
+            "--namespaced=false",
+        ],
+        "cluster-scoped",
+    );
 }
 
 #[test]
@@ -83,14 +164,29 @@ fn rust_names_that_would_clash() {
     init(&dir);
     create_api(&dir, &["--version", "v1", "--kind", "String"]);
     let mut cmd = opsdk(&dir);
-    cmd.args(["create", "api", "--version", "v1", "--kind", "StringResource"]);
+    cmd.args([
+        "create",
+        "api",
+        "--version",
+        "v1",
+        "--kind",
+        "StringResource",
+    ]);
     assert_refused(&dir, &mut cmd, "would define the Rust type StringResource");
 }
 
 #[test]
 fn clap_rejects_unknown_choices_with_usage() {
     let (_tmp, dir) = project_dir();
-    opsdk(&dir).args(["init", "--license", "gpl"]).assert().failure().code(2);
-    opsdk(&dir).args(["create", "api", "--kind", "Widget"]).assert().failure().code(2);
+    opsdk(&dir)
+        .args(["init", "--license", "gpl"])
+        .assert()
+        .failure()
+        .code(2);
+    opsdk(&dir)
+        .args(["create", "api", "--kind", "Widget"])
+        .assert()
+        .failure()
+        .code(2);
     assert!(snapshot(&dir).is_empty());
 }

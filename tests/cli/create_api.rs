@@ -5,20 +5,48 @@ fn the_article_api_is_applications_minetto_dev() {
     let (_tmp, dir) = project_dir();
     init(&dir);
     let out = opsdk(&dir)
-        .args(["create", "api", "--version", "v1alpha1", "--kind", "Application", "--resource", "--controller"])
+        .args([
+            "create",
+            "api",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Application",
+            "--resource",
+            "--controller",
+        ])
         .assert()
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(stdout.contains("create src/api/v1alpha1/application.rs"), "{stdout}");
-    assert!(stdout.contains("make manifests && cargo build && cargo test"), "{stdout}");
+    assert!(
+        stdout.contains("create src/api/v1alpha1/application.rs"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("make manifests && cargo build && cargo test"),
+        "{stdout}"
+    );
     let types = read(&dir, "src/api/v1alpha1/application.rs");
-    for needle in ["group = \"minetto.dev\"", "version = \"v1alpha1\"", "kind = \"Application\"", "plural = \"applications\"", "pub image: String", "pub replicas: i32", "pub port: i32"] {
+    for needle in [
+        "group = \"minetto.dev\"",
+        "version = \"v1alpha1\"",
+        "kind = \"Application\"",
+        "plural = \"applications\"",
+        "pub image: String",
+        "pub replicas: i32",
+        "pub port: i32",
+    ] {
         assert!(types.contains(needle), "types lack {needle}");
     }
     let sample = read(&dir, "config/samples/minetto.dev_v1alpha1_application.yaml");
-    assert!(sample.contains("apiVersion: minetto.dev/v1alpha1") && sample.contains("image: nginx:latest"));
+    assert!(
+        sample.contains("apiVersion: minetto.dev/v1alpha1")
+            && sample.contains("image: nginx:latest")
+    );
     assert!(read(&dir, "config/rbac/role.yaml").contains("\"applications\""));
-    assert!(read(&dir, "config/crd/kustomization.yaml").contains("bases/minetto.dev_applications.yaml"));
+    assert!(
+        read(&dir, "config/crd/kustomization.yaml").contains("bases/minetto.dev_applications.yaml")
+    );
     let project = read(&dir, "PROJECT");
     assert!(project.contains("kind: Application") && project.contains("plural: applications"));
 }
@@ -27,9 +55,22 @@ fn the_article_api_is_applications_minetto_dev() {
 fn a_group_prefixes_the_domain() {
     let (_tmp, dir) = project_dir();
     init(&dir);
-    create_api(&dir, &["--group", "apps", "--version", "v1", "--kind", "Application"]);
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Application",
+        ],
+    );
     assert!(read(&dir, "src/api/apps/v1/application.rs").contains("group = \"apps.minetto.dev\""));
-    assert!(read(&dir, "config/samples/apps.minetto.dev_v1_application.yaml").contains("apiVersion: apps.minetto.dev/v1"));
+    assert!(
+        read(&dir, "config/samples/apps.minetto.dev_v1_application.yaml")
+            .contains("apiVersion: apps.minetto.dev/v1")
+    );
     assert!(read(&dir, "src/controller/mod.rs").contains("pub mod apps {"));
 }
 
@@ -37,8 +78,21 @@ fn a_group_prefixes_the_domain() {
 fn boolean_flags_take_bare_and_false_forms() {
     let (_tmp, dir) = project_dir();
     init(&dir);
-    create_api(&dir, &["--version", "v1", "--kind", "Widget", "--controller=false", "--namespaced=false"]);
-    assert!(!dir.join("src/controller/widget.rs").exists(), "no controller with --controller=false");
+    create_api(
+        &dir,
+        &[
+            "--version",
+            "v1",
+            "--kind",
+            "Widget",
+            "--controller=false",
+            "--namespaced=false",
+        ],
+    );
+    assert!(
+        !dir.join("src/controller/widget.rs").exists(),
+        "no controller with --controller=false"
+    );
     assert!(!dir.join("tests/widget.rs").exists());
     assert!(!read(&dir, "src/api/v1/widget.rs").contains("namespaced"));
     assert!(read(&dir, "PROJECT").contains("controller: false"));
@@ -47,7 +101,11 @@ fn boolean_flags_take_bare_and_false_forms() {
 #[test]
 fn outside_a_project_points_at_init() {
     let (_tmp, dir) = project_dir();
-    assert_refused(&dir, opsdk(&dir).args(["create", "api", "--version", "v1", "--kind", "Widget"]), "opsdk init");
+    assert_refused(
+        &dir,
+        opsdk(&dir).args(["create", "api", "--version", "v1", "--kind", "Widget"]),
+        "opsdk init",
+    );
 }
 
 #[test]
@@ -55,7 +113,14 @@ fn the_same_api_twice_is_refused_and_force_rewrites_only_that_kind() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
     create_api(&dir, &["--version", "v1", "--kind", "Widget"]);
-    let args = ["create", "api", "--version", "v1alpha1", "--kind", "Application"];
+    let args = [
+        "create",
+        "api",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Application",
+    ];
     assert_refused(&dir, opsdk(&dir).args(args), "already exists");
 
     // The user edits both kinds; --force restores the Application's files only.
@@ -68,10 +133,25 @@ fn the_same_api_twice_is_refused_and_force_rewrites_only_that_kind() {
     }
     let out = opsdk(&dir).args(args).arg("--force").assert().success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(stdout.contains("overwrite src/controller/application.rs"), "{stdout}");
-    assert!(!std::fs::read_to_string(&app).unwrap().contains("edited by hand"));
-    assert!(std::fs::read_to_string(&widget).unwrap().contains("edited by hand"));
-    assert!(std::fs::read_to_string(&main).unwrap().contains("edited by hand"));
+    assert!(
+        stdout.contains("overwrite src/controller/application.rs"),
+        "{stdout}"
+    );
+    assert!(
+        !std::fs::read_to_string(&app)
+            .unwrap()
+            .contains("edited by hand")
+    );
+    assert!(
+        std::fs::read_to_string(&widget)
+            .unwrap()
+            .contains("edited by hand")
+    );
+    assert!(
+        std::fs::read_to_string(&main)
+            .unwrap()
+            .contains("edited by hand")
+    );
 }
 
 #[test]
@@ -79,9 +159,23 @@ fn dry_run_lists_the_changes_and_writes_nothing() {
     let (_tmp, dir) = project_dir();
     init(&dir);
     let before = snapshot(&dir);
-    let out = opsdk(&dir).args(["create", "api", "--version", "v1alpha1", "--kind", "Application", "--dry-run"]).assert().success();
+    let out = opsdk(&dir)
+        .args([
+            "create",
+            "api",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Application",
+            "--dry-run",
+        ])
+        .assert()
+        .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(stdout.contains("would create src/controller/application.rs"), "{stdout}");
+    assert!(
+        stdout.contains("would create src/controller/application.rs"),
+        "{stdout}"
+    );
     assert!(stdout.contains("would update src/api/mod.rs"), "{stdout}");
     assert_eq!(snapshot(&dir), before);
 }
@@ -101,5 +195,9 @@ fn a_project_file_written_by_hand_badly_is_reported() {
     let (_tmp, dir) = project_dir();
     init(&dir);
     std::fs::write(dir.join("PROJECT"), "domain: [\n").unwrap();
-    assert_refused(&dir, opsdk(&dir).args(["create", "api", "--version", "v1", "--kind", "Widget"]), "not a valid opsdk PROJECT file");
+    assert_refused(
+        &dir,
+        opsdk(&dir).args(["create", "api", "--version", "v1", "--kind", "Widget"]),
+        "not a valid opsdk PROJECT file",
+    );
 }

@@ -3,8 +3,8 @@
 //! real control plane (etcd, kube-apiserver, kube-controller-manager for garbage collection).
 //! Run by hack/test.sh, which builds the control plane (hack/k8s-assets.sh).
 
+// The very harness generated projects get, so the walkthrough tests what users run.
 #[path = "../../templates/tests/envtest/mod.rs"]
-#[allow(dead_code)]
 mod envtest;
 
 use std::ffi::OsString;
@@ -44,14 +44,23 @@ struct Kubectl {
 impl Kubectl {
     fn output(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let mut cmd = Command::new(&self.bin);
-        cmd.args(args).env("KUBECONFIG", &self.kubeconfig).current_dir(&self.dir);
+        cmd.args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .current_dir(&self.dir);
         match stdin {
             None => cmd.output().unwrap(),
             Some(input) => {
                 use std::io::Write;
-                cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+                cmd.stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
                 let mut child = cmd.spawn().unwrap();
-                child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(input.as_bytes())
+                    .unwrap();
                 child.wait_with_output().unwrap()
             }
         }
@@ -64,8 +73,15 @@ impl Kubectl {
 
     fn ok_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> (String, String) {
         let out = self.output(args, stdin);
-        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
-        assert!(out.status.success(), "kubectl {} failed:\n{stdout}\n{stderr}", args.join(" "));
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        );
+        assert!(
+            out.status.success(),
+            "kubectl {} failed:\n{stdout}\n{stderr}",
+            args.join(" ")
+        );
         (stdout, stderr)
     }
 
@@ -78,7 +94,12 @@ impl Kubectl {
             if out.status.success() && done(&stdout) {
                 return stdout;
             }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}; last `kubectl {}`:\n{stdout}{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; last `kubectl {}`:\n{stdout}{}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
             std::thread::sleep(Duration::from_millis(250));
         }
     }
@@ -95,13 +116,21 @@ impl Drop for Manager {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn http_get(port: u16, path: &str) -> String {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     response
@@ -109,15 +138,23 @@ fn http_get(port: u16, path: &str) -> String {
 
 fn path_with(dir: &Path) -> OsString {
     let mut paths = vec![dir.to_path_buf()];
-    paths.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
     std::env::join_paths(paths).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs the control plane and builds the generated project; run by hack/test.sh"]
 async fn the_article_walkthrough_against_a_real_control_plane() {
-    let assets = PathBuf::from(std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS must name the control-plane binaries (hack/k8s-assets.sh)"));
-    let mut cp = envtest::ControlPlane::start().await.expect("starting etcd and kube-apiserver").expect("KUBEBUILDER_ASSETS is set");
+    let assets = PathBuf::from(
+        std::env::var_os("KUBEBUILDER_ASSETS")
+            .expect("KUBEBUILDER_ASSETS must name the control-plane binaries (hack/k8s-assets.sh)"),
+    );
+    let mut cp = envtest::ControlPlane::start()
+        .await
+        .expect("starting etcd and kube-apiserver")
+        .expect("KUBEBUILDER_ASSETS is set");
     cp.start_controller_manager(&[
         "garbage-collector-controller",
         "deployment-controller",
@@ -139,15 +176,31 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
         .env("CARGO_TARGET_DIR", target_dir())
         .output()
         .unwrap();
-    assert!(make.status.success(), "make install failed:\n{}", String::from_utf8_lossy(&make.stderr));
-    let kubectl = Kubectl { bin: assets.join("kubectl"), kubeconfig: kubeconfig.clone(), dir: dir.clone() };
-    kubectl.ok(&["wait", "--for=condition=Established", "crd/applications.minetto.dev", "--timeout=30s"]);
+    assert!(
+        make.status.success(),
+        "make install failed:\n{}",
+        String::from_utf8_lossy(&make.stderr)
+    );
+    let kubectl = Kubectl {
+        bin: assets.join("kubectl"),
+        kubeconfig: kubeconfig.clone(),
+        dir: dir.clone(),
+    };
+    kubectl.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/applications.minetto.dev",
+        "--timeout=30s",
+    ]);
 
     // `make run`, with the binary we just built.
     let (metrics, probes) = (free_port(), free_port());
     let mut manager = Manager(
         Command::new(target_dir().join("debug/k8s-operator-talk"))
-            .args([format!("--metrics-bind-address=127.0.0.1:{metrics}"), format!("--health-probe-bind-address=127.0.0.1:{probes}")])
+            .args([
+                format!("--metrics-bind-address=127.0.0.1:{metrics}"),
+                format!("--health-probe-bind-address=127.0.0.1:{probes}"),
+            ])
             .env("KUBECONFIG", &kubeconfig)
             .stdout(std::fs::File::create(dir.join("manager.log")).unwrap())
             .stderr(std::fs::File::create(dir.join("manager.err")).unwrap())
@@ -159,74 +212,228 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
     std::fs::write(dir.join("application.yaml"), APPLICATION_YAML).unwrap();
     kubectl.ok(&["apply", "-f", "application.yaml"]);
     let ns = ["-n", "application-sample"];
-    let deployment = [&ns[..], &["get", "deployment", "application-sample-deployment", "-o"]].concat();
+    let deployment = [
+        &ns[..],
+        &["get", "deployment", "application-sample-deployment", "-o"],
+    ]
+    .concat();
     let jsonpath = |path: &str| format!("jsonpath={path}");
-    let get = |args: &[&str], path: &str| [args, &[jsonpath(path).as_str()]].concat().iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let get = |args: &[&str], path: &str| {
+        [args, &[jsonpath(path).as_str()]]
+            .concat()
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+    };
     let poll = |what: &str, args: Vec<String>, want: &str| {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         kubectl.eventually(what, &args, |out| out == want)
     };
-    poll("2 desired replicas", get(&deployment, "{.spec.replicas}"), "2");
-    let listing = kubectl.eventually("the Service", &[&ns[..], &["get", "applications,deployments,services"]].concat(), |out| out.contains("application-sample-service"));
-    assert!(listing.contains("application-sample-deployment"), "{listing}");
-    let service_line = listing.lines().find(|l| l.contains("application-sample-service")).unwrap().to_string();
-    assert!(service_line.contains("NodePort") && service_line.contains("80:3"), "{service_line}");
+    poll(
+        "2 desired replicas",
+        get(&deployment, "{.spec.replicas}"),
+        "2",
+    );
+    let listing = kubectl.eventually(
+        "the Service",
+        &[&ns[..], &["get", "applications,deployments,services"]].concat(),
+        |out| out.contains("application-sample-service"),
+    );
+    assert!(
+        listing.contains("application-sample-deployment"),
+        "{listing}"
+    );
+    let service_line = listing
+        .lines()
+        .find(|l| l.contains("application-sample-service"))
+        .unwrap()
+        .to_string();
+    assert!(
+        service_line.contains("NodePort") && service_line.contains("80:3"),
+        "{service_line}"
+    );
 
     // Spec changes reach both children.
-    let changed = APPLICATION_YAML.replace("nginx:latest", "nginx:1.27").replace("port: 80", "port: 8080");
+    let changed = APPLICATION_YAML
+        .replace("nginx:latest", "nginx:1.27")
+        .replace("port: 80", "port: 8080");
     std::fs::write(dir.join("application.yaml"), changed).unwrap();
     kubectl.ok(&["apply", "-f", "application.yaml"]);
-    poll("the new image", get(&deployment, "{.spec.template.spec.containers[0].image}"), "nginx:1.27");
-    poll("the new port", get(&deployment, "{.spec.template.spec.containers[0].ports[0].containerPort}"), "8080");
-    let service = [&ns[..], &["get", "service", "application-sample-service", "-o"]].concat();
-    poll("the new Service port", get(&service, "{.spec.ports[0].port}"), "8080");
-    kubectl.ok(&[&ns[..], &["scale", "application/application-sample", "--replicas=3"]].concat());
-    poll("3 replicas after kubectl scale", get(&deployment, "{.spec.replicas}"), "3");
+    poll(
+        "the new image",
+        get(&deployment, "{.spec.template.spec.containers[0].image}"),
+        "nginx:1.27",
+    );
+    poll(
+        "the new port",
+        get(
+            &deployment,
+            "{.spec.template.spec.containers[0].ports[0].containerPort}",
+        ),
+        "8080",
+    );
+    let service = [
+        &ns[..],
+        &["get", "service", "application-sample-service", "-o"],
+    ]
+    .concat();
+    poll(
+        "the new Service port",
+        get(&service, "{.spec.ports[0].port}"),
+        "8080",
+    );
+    kubectl.ok(&[
+        &ns[..],
+        &["scale", "application/application-sample", "--replicas=3"],
+    ]
+    .concat());
+    poll(
+        "3 replicas after kubectl scale",
+        get(&deployment, "{.spec.replicas}"),
+        "3",
+    );
 
     // Hand edits are set back; a deleted child returns.
-    kubectl.ok(&[&ns[..], &["scale", "deployment/application-sample-deployment", "--replicas=5"]].concat());
-    poll("the replicas set back", get(&deployment, "{.spec.replicas}"), "3");
+    kubectl.ok(&[
+        &ns[..],
+        &[
+            "scale",
+            "deployment/application-sample-deployment",
+            "--replicas=5",
+        ],
+    ]
+    .concat());
+    poll(
+        "the replicas set back",
+        get(&deployment, "{.spec.replicas}"),
+        "3",
+    );
     let old_uid = kubectl.ok(&[&deployment[..], &["jsonpath={.metadata.uid}"]].concat());
-    kubectl.ok(&[&ns[..], &["delete", "deployment", "application-sample-deployment"]].concat());
-    kubectl.eventually("the Deployment recreated", &[&deployment[..], &["jsonpath={.metadata.uid}"]].concat(), |uid| !uid.is_empty() && uid != old_uid);
+    kubectl.ok(&[
+        &ns[..],
+        &["delete", "deployment", "application-sample-deployment"],
+    ]
+    .concat());
+    kubectl.eventually(
+        "the Deployment recreated",
+        &[&deployment[..], &["jsonpath={.metadata.uid}"]].concat(),
+        |uid| !uid.is_empty() && uid != old_uid,
+    );
     // kube-controller-manager is real: the Deployment gets a ReplicaSet.
-    kubectl.eventually("a ReplicaSet", &[&ns[..], &["get", "replicasets", "-o", "name"]].concat(), |out| !out.trim().is_empty());
+    kubectl.eventually(
+        "a ReplicaSet",
+        &[&ns[..], &["get", "replicasets", "-o", "name"]].concat(),
+        |out| !out.trim().is_empty(),
+    );
 
     // Metrics and probes answer.
     assert!(http_get(probes, "/readyz").starts_with("HTTP/1.1 200"));
-    assert!(http_get(metrics, "/metrics").contains("controller_reconcile_total{controller=\"application\"}"));
+    assert!(
+        http_get(metrics, "/metrics")
+            .contains("controller_reconcile_total{controller=\"application\"}")
+    );
 
     // Deleting the Application runs the finalizer; children and their ReplicaSets go.
-    kubectl.ok(&[&ns[..], &["delete", "application", "application-sample", "--timeout=60s"]].concat());
-    kubectl.eventually("children gone", &[&ns[..], &["get", "deployments,services,replicasets", "-o", "name"]].concat(), |out| out.trim().is_empty());
-    let events = kubectl.ok(&[&ns[..], &["get", "events.events.k8s.io", "-o", "jsonpath={.items[*].reason}"]].concat());
-    assert!(events.contains("Deleted") && events.contains("DeploymentCreated"), "events: {events}");
+    kubectl.ok(&[
+        &ns[..],
+        &[
+            "delete",
+            "application",
+            "application-sample",
+            "--timeout=60s",
+        ],
+    ]
+    .concat());
+    kubectl.eventually(
+        "children gone",
+        &[
+            &ns[..],
+            &["get", "deployments,services,replicasets", "-o", "name"],
+        ]
+        .concat(),
+        |out| out.trim().is_empty(),
+    );
+    let events = kubectl.ok(&[
+        &ns[..],
+        &[
+            "get",
+            "events.events.k8s.io",
+            "-o",
+            "jsonpath={.items[*].reason}",
+        ],
+    ]
+    .concat());
+    assert!(
+        events.contains("Deleted") && events.contains("DeploymentCreated"),
+        "events: {events}"
+    );
     kubectl.ok(&["delete", "namespace", "application-sample", "--timeout=60s"]);
 
     // The manager's manifests are admitted under the restricted Pod Security standard.
     kubectl.ok(&["create", "namespace", "k8s-operator-talk-system"]);
-    kubectl.ok(&["label", "namespace", "k8s-operator-talk-system", "pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted"]);
-    let overlay = Command::new("make").args(["deploy-overlay", "IMG=registry.example/k8s-operator-talk:v0.1.0"]).current_dir(&dir).output().unwrap();
+    kubectl.ok(&[
+        "label",
+        "namespace",
+        "k8s-operator-talk-system",
+        "pod-security.kubernetes.io/enforce=restricted",
+        "pod-security.kubernetes.io/warn=restricted",
+    ]);
+    let overlay = Command::new("make")
+        .args([
+            "deploy-overlay",
+            "IMG=registry.example/k8s-operator-talk:v0.1.0",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
     assert!(overlay.status.success());
-    let (_, warnings) = kubectl.ok_with_stdin(&["apply", "--server-side", "--dry-run=server", "-k", "config/deploy"], None);
-    assert!(!warnings.contains("violate"), "Pod Security warnings: {warnings}");
+    let (_, warnings) = kubectl.ok_with_stdin(
+        &[
+            "apply",
+            "--server-side",
+            "--dry-run=server",
+            "-k",
+            "config/deploy",
+        ],
+        None,
+    );
+    assert!(
+        !warnings.contains("violate"),
+        "Pod Security warnings: {warnings}"
+    );
     let rendered = kubectl.ok(&["kustomize", "config/deploy"]);
-    assert!(rendered.contains("image: registry.example/k8s-operator-talk:v0.1.0"), "{rendered}");
+    assert!(
+        rendered.contains("image: registry.example/k8s-operator-talk:v0.1.0"),
+        "{rendered}"
+    );
     let pod = restricted_pod_from(&rendered);
     kubectl.ok_with_stdin(&["create", "--dry-run=server", "-f", "-"], Some(&pod));
 
     // SIGTERM: the manager stops cleanly within the manifests' grace period (10 s).
     let pid = manager.0.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
         if let Some(status) = manager.0.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "the manager did not stop within 10 s of SIGTERM");
+        assert!(
+            Instant::now() < deadline,
+            "the manager did not stop within 10 s of SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert!(status.success(), "the manager exited with {status}: {}", std::fs::read_to_string(dir.join("manager.log")).unwrap_or_default());
+    assert!(
+        status.success(),
+        "the manager exited with {status}: {}",
+        std::fs::read_to_string(dir.join("manager.log")).unwrap_or_default()
+    );
 }
 
 /// A Pod with the manager Deployment's template, to let Pod Security admission enforce
@@ -237,7 +444,9 @@ fn restricted_pod_from(rendered: &str) -> String {
         .map(|doc| serde_yaml::from_str::<serde_yaml::Value>(doc).unwrap())
         .find(|doc| doc["kind"] == "Deployment")
         .expect("the kustomization renders a Deployment");
-    let mut pod: serde_yaml::Value = serde_yaml::from_str("apiVersion: v1\nkind: Pod\nmetadata:\n  name: manager-dry-run\n").unwrap();
+    let mut pod: serde_yaml::Value =
+        serde_yaml::from_str("apiVersion: v1\nkind: Pod\nmetadata:\n  name: manager-dry-run\n")
+            .unwrap();
     pod["metadata"]["namespace"] = deployment["metadata"]["namespace"].clone();
     pod["spec"] = deployment["spec"]["template"]["spec"].clone();
     serde_yaml::to_string(&pod).unwrap()

@@ -12,10 +12,12 @@ use crate::support::*;
 /// One cargo target directory outside the clone, shared by every generated project, so that
 /// kube-rs and friends are compiled once per machine.
 pub fn target_dir() -> PathBuf {
-    std::env::var_os("OPSDK_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        let home = std::env::var_os("HOME").expect("HOME is set");
-        Path::new(&home).join(".cache/opsdk/target-gen")
-    })
+    std::env::var_os("OPSDK_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = std::env::var_os("HOME").expect("HOME is set");
+            Path::new(&home).join(".cache/opsdk/target-gen")
+        })
 }
 
 /// Runs `program args` in `dir`, failing the test with its output if it fails.
@@ -28,21 +30,36 @@ pub fn run(dir: &Path, program: &str, args: &[&str]) -> String {
         .unwrap_or_else(|e| panic!("running {program}: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "`{program} {}` failed in {}:\n{stdout}\n{stderr}", args.join(" "), dir.display());
+    assert!(
+        output.status.success(),
+        "`{program} {}` failed in {}:\n{stdout}\n{stderr}",
+        args.join(" "),
+        dir.display()
+    );
     format!("{stdout}{stderr}")
 }
 
 fn passes_its_own_checks(dir: &Path) {
     run(dir, "cargo", &["fmt", "--check"]);
-    run(dir, "cargo", &["clippy", "--all-targets", "--", "-D", "warnings"]);
+    run(
+        dir,
+        "cargo",
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
+    );
     run(dir, "make", &["manifests"]);
     let kustomization = read(dir, "config/crd/kustomization.yaml");
     for line in kustomization.lines().filter_map(|l| l.strip_prefix("- ")) {
-        assert!(dir.join("config/crd").join(line).exists(), "make manifests did not write {line}");
+        assert!(
+            dir.join("config/crd").join(line).exists(),
+            "make manifests did not write {line}"
+        );
     }
     let output = run(dir, "cargo", &["test"]);
     if std::env::var("ENVTEST_REQUIRED").is_ok_and(|v| v == "1") {
-        assert!(!output.contains("skipping"), "envtest suites were skipped:\n{output}");
+        assert!(
+            !output.contains("skipping"),
+            "envtest suites were skipped:\n{output}"
+        );
     }
 }
 

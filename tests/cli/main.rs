@@ -3,8 +3,8 @@
 mod bad_input;
 mod create_api;
 mod e2e;
+mod generated;
 mod golden;
 mod init;
 mod many_kinds;
-mod generated;
 mod support;

@@ -11,8 +11,24 @@ pub const KINDS: &[&[&str]] = &[
     &["--version", "v1", "--kind", "Widget", "--controller=false"],
     &["--group", "batch", "--version", "v1", "--kind", "Person"],
     &["--group", "batch", "--version", "v1", "--kind", "Type"],
-    &["--group", "batch", "--version", "v1beta1", "--kind", "String", "--namespaced=false"],
-    &["--group", "apps", "--version", "v1", "--kind", "Deployment", "--deploy-image"],
+    &[
+        "--group",
+        "batch",
+        "--version",
+        "v1beta1",
+        "--kind",
+        "String",
+        "--namespaced=false",
+    ],
+    &[
+        "--group",
+        "apps",
+        "--version",
+        "v1",
+        "--kind",
+        "Deployment",
+        "--deploy-image",
+    ],
     &["--group", "apps", "--version", "v1", "--kind", "Self"],
 ];
 
@@ -28,34 +44,74 @@ fn every_kind_is_registered_everywhere() {
     let (_tmp, dir) = project_dir();
     many_kinds_project(&dir);
     let project = read(&dir, "PROJECT");
-    for kind in ["Application", "Widget", "Person", "Type", "String", "Deployment", "Self"] {
-        assert!(project.contains(&format!("kind: {kind}\n")), "PROJECT lacks {kind}");
+    for kind in [
+        "Application",
+        "Widget",
+        "Person",
+        "Type",
+        "String",
+        "Deployment",
+        "Self",
+    ] {
+        assert!(
+            project.contains(&format!("kind: {kind}\n")),
+            "PROJECT lacks {kind}"
+        );
     }
     let api = read(&dir, "src/api/mod.rs");
-    assert!(api.contains("merge_crds("), "two versions of Widget become one CRD:\n{api}");
-    assert!(api.contains("\"v1alpha1\""), "the first version stays the storage version:\n{api}");
-    assert!(api.contains("mod type_;"), "keywords never become module names:\n{api}");
+    assert!(
+        api.contains("merge_crds("),
+        "two versions of Widget become one CRD:\n{api}"
+    );
+    assert!(
+        api.contains("\"v1alpha1\""),
+        "the first version stays the storage version:\n{api}"
+    );
+    assert!(
+        api.contains("mod type_;"),
+        "keywords never become module names:\n{api}"
+    );
     assert!(read(&dir, "src/api/batch/v1beta1/string.rs").contains("root = \"StringResource\""));
     assert!(read(&dir, "src/api/apps/v1/self_.rs").contains("root = \"SelfResource\""));
     assert!(read(&dir, "src/api/batch/v1/person.rs").contains("plural = \"people\""));
 
     let role = read(&dir, "config/rbac/role.yaml");
-    for group in ["\"minetto.dev\"", "\"batch.minetto.dev\"", "\"apps.minetto.dev\""] {
+    for group in [
+        "\"minetto.dev\"",
+        "\"batch.minetto.dev\"",
+        "\"apps.minetto.dev\"",
+    ] {
         assert!(role.contains(group), "RBAC lacks {group}");
     }
     assert!(role.contains("\"people\""));
     let samples = read(&dir, "config/samples/kustomization.yaml");
-    assert!(samples.contains("batch.minetto.dev_v1_person.yaml") && samples.contains("minetto.dev_v1_widget.yaml"));
+    assert!(
+        samples.contains("batch.minetto.dev_v1_person.yaml")
+            && samples.contains("minetto.dev_v1_widget.yaml")
+    );
     let controllers = read(&dir, "src/controller/mod.rs");
-    assert!(controllers.contains("batch::type_::run(ctx.clone())"), "{controllers}");
-    assert!(!controllers.contains("widget::run(ctx.clone()),\n        widget::run"), "one controller per kind");
+    assert!(
+        controllers.contains("batch::type_::run(ctx.clone())"),
+        "{controllers}"
+    );
+    assert!(
+        !controllers.contains("widget::run(ctx.clone()),\n        widget::run"),
+        "one controller per kind"
+    );
 }
 
 #[test]
 fn adding_kinds_never_touches_a_line_the_user_wrote() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
-    let edited = ["src/main.rs", "src/controller/application.rs", "src/api/v1alpha1/application.rs", "Makefile", "config/manager/manager.yaml", "tests/application.rs"];
+    let edited = [
+        "src/main.rs",
+        "src/controller/application.rs",
+        "src/api/v1alpha1/application.rs",
+        "Makefile",
+        "config/manager/manager.yaml",
+        "tests/application.rs",
+    ];
     for file in edited {
         let path = dir.join(file);
         let text = std::fs::read_to_string(&path).unwrap();

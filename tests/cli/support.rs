@@ -25,17 +25,34 @@ pub fn opsdk(dir: &Path) -> Command {
 }
 
 pub fn init(dir: &Path) {
-    opsdk(dir).args(["init", "--domain", DOMAIN, "--repo", REPO]).assert().success();
+    opsdk(dir)
+        .args(["init", "--domain", DOMAIN, "--repo", REPO])
+        .assert()
+        .success();
 }
 
 pub fn create_api(dir: &Path, args: &[&str]) {
-    opsdk(dir).args(["create", "api"]).args(args).assert().success();
+    opsdk(dir)
+        .args(["create", "api"])
+        .args(args)
+        .assert()
+        .success();
 }
 
 /// The article's project: `init` plus the Application API and controller.
 pub fn article_project(dir: &Path) {
     init(dir);
-    create_api(dir, &["--version", "v1alpha1", "--kind", "Application", "--resource", "--controller"]);
+    create_api(
+        dir,
+        &[
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Application",
+            "--resource",
+            "--controller",
+        ],
+    );
 }
 
 /// Every file under `dir` (relative path -> bytes), symlinks recorded as their target.
@@ -47,7 +64,10 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         .map(|e| {
             let rel = e.path().strip_prefix(dir).unwrap().to_path_buf();
             let bytes = if e.path_is_symlink() {
-                std::fs::read_link(e.path()).unwrap().into_os_string().into_encoded_bytes()
+                std::fs::read_link(e.path())
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
             } else {
                 std::fs::read(e.path()).unwrap()
             };
@@ -62,12 +82,32 @@ pub fn assert_refused(dir: &Path, cmd: &mut Command, needle: &str) {
     let before = snapshot(dir);
     let output = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "expected failure, got success; stderr: {stderr}");
-    assert!(stderr.starts_with("error: "), "stderr must start with `error: `: {stderr}");
-    assert!(stderr.contains(needle), "stderr must mention {needle:?}: {stderr}");
-    assert!(stderr.contains("\nhelp: "), "stderr must carry a help line: {stderr}");
-    assert_eq!(stderr.lines().count(), 2, "one error line and one help line: {stderr}");
-    assert_eq!(snapshot(dir), before, "a refused command must not change the tree");
+    assert!(
+        !output.status.success(),
+        "expected failure, got success; stderr: {stderr}"
+    );
+    assert!(
+        stderr.starts_with("error: "),
+        "stderr must start with `error: `: {stderr}"
+    );
+    assert!(
+        stderr.contains(needle),
+        "stderr must mention {needle:?}: {stderr}"
+    );
+    assert!(
+        stderr.contains("\nhelp: "),
+        "stderr must carry a help line: {stderr}"
+    );
+    assert_eq!(
+        stderr.lines().count(),
+        2,
+        "one error line and one help line: {stderr}"
+    );
+    assert_eq!(
+        snapshot(dir),
+        before,
+        "a refused command must not change the tree"
+    );
 }
 
 pub fn read(dir: &Path, rel: &str) -> String {
