@@ -179,6 +179,10 @@ const RESERVED_TYPE_NAMES: &[&str] = &[
     "Condition",
     "IntOrString",
     "ControlPlane",
+    "ApiResource",
+    "DynamicObject",
+    "Value",
+    "ApiServer",
 ];
 
 /// A Rust module name for `snake`, never a keyword (`type` -> `type_`).
@@ -190,14 +194,14 @@ pub fn module_ident(snake: &str) -> String {
     }
 }
 
-/// The Rust struct name for a kind: the kind itself, or `<Kind>Resource` when the kind would
-/// shadow a name the generated code relies on.
+/// The Rust struct name for a kind: the kind itself, or `<Kind>Resource` (`<Kind>Object` if
+/// that is taken too) when the kind would shadow a name the generated code relies on.
 pub fn type_ident(kind: &str) -> String {
-    if RESERVED_TYPE_NAMES.contains(&kind) {
-        format!("{kind}Resource")
-    } else {
-        kind.to_string()
-    }
+    [String::new(), "Resource".into(), "Object".into()]
+        .into_iter()
+        .map(|suffix| format!("{kind}{suffix}"))
+        .find(|name| !RESERVED_TYPE_NAMES.contains(&name.as_str()))
+        .expect("no reserved name ends in Object")
 }
 
 #[cfg(test)]
@@ -241,5 +245,6 @@ mod tests {
         assert_eq!(type_ident("String"), "StringResource");
         assert_eq!(type_ident("Self"), "SelfResource");
         assert_eq!(type_ident("Condition"), "ConditionResource");
+        assert_eq!(type_ident("Api"), "ApiObject", "ApiResource is kube's");
     }
 }

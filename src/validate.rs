@@ -42,6 +42,14 @@ pub fn group(group: &str) -> Result<()> {
             "use a short lowercase word, e.g. --group apps, or omit --group to use the domain",
         );
     }
+    if group == "condition" {
+        return invalid(
+            format!(
+                "invalid --group {group:?}: the generated src/api module already has a `condition` module"
+            ),
+            "choose another group name",
+        );
+    }
     if version(group).is_ok() {
         return invalid(
             format!("invalid --group {group:?}: it looks like an API version"),
@@ -224,7 +232,16 @@ mod tests {
             assert!(domain(bad).is_err(), "{bad}");
         }
         assert!(group("apps").is_ok());
-        for bad in ["Apps", "apps.web", "v1", "v1alpha1", "1apps", "", "-x"] {
+        for bad in [
+            "Apps",
+            "apps.web",
+            "v1",
+            "v1alpha1",
+            "1apps",
+            "",
+            "-x",
+            "condition",
+        ] {
             assert!(group(bad).is_err(), "{bad}");
         }
     }

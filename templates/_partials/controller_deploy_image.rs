@@ -27,7 +27,7 @@ use crate::api::Condition;
 use crate::{Context, Error, MANAGER, Result};
 
 /// Name of this controller in logs and metrics.
-const CONTROLLER: &str = "{{ r.kind_lower }}";
+const CONTROLLER: &str = "{{ r.name_stem }}";
 /// Holds a {{ r.kind }} until its children are cleaned up.
 pub const FINALIZER: &str = "{{ r.finalizer }}";
 /// Label on every child, so our watches see only our objects.

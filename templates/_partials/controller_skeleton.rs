@@ -19,7 +19,7 @@ use crate::api::Condition;
 use crate::{Context, Error, Result};
 
 /// Name of this controller in logs and metrics.
-const CONTROLLER: &str = "{{ r.kind_lower }}";
+const CONTROLLER: &str = "{{ r.name_stem }}";
 /// Holds a {{ r.kind }} until `cleanup` has run.
 pub const FINALIZER: &str = "{{ r.finalizer }}";
 /// How often a quiet {{ r.kind }} is checked again.
