@@ -24,6 +24,7 @@ use tracing::{info, warn};
 
 use crate::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Status};
 use crate::api::Condition;
+use crate::context::object_key;
 use crate::{Context, Error, MANAGER, Result};
 
 /// Name of this controller in logs and metrics.
@@ -34,51 +35,7 @@ pub const FINALIZER: &str = "{{ r.finalizer }}";
 const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", MANAGER);
 /// How often a quiet {{ r.kind }} is checked again, to catch drift a watch could have missed.
 const RESYNC: Duration = Duration::from_secs(300);
-
-/// Watches {{ r.kind }}s and the Deployments and Services they own until shutdown.
-pub async fn run(ctx: Arc<Context>) {
-    let client = ctx.client.clone();
-    let owned = watcher::Config::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
-    Controller::new(Api::<{{ r.type_name }}>::all(client.clone()), watcher::Config::default().any_semantic())
-        .owns(Api::<appsv1::Deployment>::all(client.clone()), owned.clone())
-        .owns(Api::<corev1::Service>::all(client), owned)
-        .shutdown_on_signal()
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(err) = result {
-                warn!(controller = CONTROLLER, "{err}");
-            }
-        })
-        .await;
-}
-
-/// Brings the children of one {{ r.kind }} in line with its spec, or cleans up on deletion.
-pub async fn reconcile(obj: Arc<{{ r.type_name }}>, ctx: Arc<Context>) -> Result<Action> {
-    let _timer = ctx.metrics.reconcile_started(CONTROLLER);
-    let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let api: Api<{{ r.type_name }}> = Api::namespaced(ctx.client.clone(), &namespace);
-    let key = format!("{namespace}/{}", obj.name_any());
-    let action = finalizer(&api, FINALIZER, obj, |event| async {
-        match event {
-            Finalizer::Apply(obj) => apply(&obj, &api, &ctx).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &ctx).await,
-        }
-    })
-    .await
-    .map_err(|err| Error::Finalizer(Box::new(err)))?;
-    ctx.reset_backoff(&key);
-    Ok(action)
-}
-
-/// Retries a failed {{ r.kind }} with exponential backoff (1 s doubling to 5 min).
-pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.metrics.reconcile_failed(CONTROLLER, error);
-    let key = format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any());
-    let delay = ctx.backoff(&key);
-    warn!(controller = CONTROLLER, object = %key, retry_in = ?delay, "reconcile failed: {error}");
-    Action::requeue(delay)
-}
-
+{% include "_partials/controller_loop.rs" %}
 async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, ctx: &Context) -> Result<Action> {
     let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
     let deployments: Api<appsv1::Deployment> = Api::namespaced(ctx.client.clone(), &namespace);

@@ -16,6 +16,7 @@ use tracing::{info, warn};
 
 use crate::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Status};
 use crate::api::Condition;
+use crate::context::object_key;
 use crate::{Context, Error, Result};
 
 /// Name of this controller in logs and metrics.
@@ -24,53 +25,7 @@ const CONTROLLER: &str = "{{ r.name_stem }}";
 pub const FINALIZER: &str = "{{ r.finalizer }}";
 /// How often a quiet {{ r.kind }} is checked again.
 const RESYNC: Duration = Duration::from_secs(300);
-
-/// Watches {{ r.kind }}s until shutdown. Add `.owns(...)` for every kind of child you create.
-pub async fn run(ctx: Arc<Context>) {
-    Controller::new(Api::<{{ r.type_name }}>::all(ctx.client.clone()), watcher::Config::default().any_semantic())
-        .shutdown_on_signal()
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(err) = result {
-                warn!(controller = CONTROLLER, "{err}");
-            }
-        })
-        .await;
-}
-
-pub async fn reconcile(obj: Arc<{{ r.type_name }}>, ctx: Arc<Context>) -> Result<Action> {
-    let _timer = ctx.metrics.reconcile_started(CONTROLLER);
-{%- if r.namespaced %}
-    let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let api: Api<{{ r.type_name }}> = Api::namespaced(ctx.client.clone(), &namespace);
-    let key = format!("{namespace}/{}", obj.name_any());
-{%- else %}
-    let api: Api<{{ r.type_name }}> = Api::all(ctx.client.clone());
-    let key = obj.name_any();
-{%- endif %}
-    let action = finalizer(&api, FINALIZER, obj, |event| async {
-        match event {
-            Finalizer::Apply(obj) => apply(&obj, &api, &ctx).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &ctx).await,
-        }
-    })
-    .await
-    .map_err(|err| Error::Finalizer(Box::new(err)))?;
-    ctx.reset_backoff(&key);
-    Ok(action)
-}
-
-pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.metrics.reconcile_failed(CONTROLLER, error);
-    let key = match obj.namespace() {
-        Some(namespace) => format!("{namespace}/{}", obj.name_any()),
-        None => obj.name_any(),
-    };
-    let delay = ctx.backoff(&key);
-    warn!(controller = CONTROLLER, object = %key, retry_in = ?delay, "reconcile failed: {error}");
-    Action::requeue(delay)
-}
-
+{% include "_partials/controller_loop.rs" %}
 /// Makes the world match `obj.spec`. Must be idempotent: it runs again after every change,
 /// restart and failure.
 async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, _ctx: &Context) -> Result<Action> {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kube::Client;
+use kube::{Client, ResourceExt};
 use kube::runtime::events::{Recorder, Reporter};
 
 use crate::metrics::Metrics;
@@ -51,6 +51,14 @@ impl Context {
             .lock()
             .expect("backoff lock poisoned")
             .remove(key);
+    }
+}
+
+/// `namespace/name`, or `name` for a cluster-scoped object: the key of its backoff.
+pub fn object_key(obj: &impl ResourceExt) -> String {
+    match obj.namespace() {
+        Some(namespace) => format!("{namespace}/{}", obj.name_any()),
+        None => obj.name_any(),
     }
 }
 

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tempfile::TempDir;
@@ -72,6 +73,23 @@ impl ControlPlane {
                 Err(err)
             }
         }
+    }
+
+    /// Starts a control plane, installs `crds` and spawns `controller` with the admin client:
+    /// what every controller suite needs first. `None` when skipped (see `start`).
+    pub async fn with_controller<F, Fut>(
+        crds: Vec<CustomResourceDefinition>,
+        controller: F,
+    ) -> Option<(Self, kube::Client)>
+    where
+        F: FnOnce(kube::Client) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let cp = Self::start().await.expect("starting the control plane")?;
+        let client = cp.client();
+        install_crds(&client, crds).await.expect("installing the CRDs");
+        tokio::spawn(controller(client.clone()));
+        Some((cp, client))
     }
 
     /// Admin client (`system:masters`, bypasses RBAC).

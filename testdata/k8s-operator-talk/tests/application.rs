@@ -19,18 +19,8 @@ use envtest::{ControlPlane, eventually};
 
 /// A control plane with the CRDs installed and the controller running, or `None` when skipped.
 async fn start() -> Option<(ControlPlane, Client)> {
-    let cp = ControlPlane::start()
-        .await
-        .expect("starting the control plane")?;
-    let client = cp.client();
-    envtest::install_crds(&client, api::crds().expect("merging CRD versions"))
-        .await
-        .expect("installing the CRDs");
-    tokio::spawn(controller::run(Arc::new(Context::new(
-        client.clone(),
-        Arc::default(),
-    ))));
-    Some((cp, client))
+    let run = |client| controller::run(Arc::new(Context::new(client, Arc::default())));
+    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), run).await
 }
 
 fn sample(name: &str) -> Application {

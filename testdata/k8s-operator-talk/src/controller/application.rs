@@ -23,6 +23,7 @@ use tracing::{info, warn};
 
 use crate::api::Condition;
 use crate::api::v1alpha1::{Application, ApplicationStatus};
+use crate::context::object_key;
 use crate::{Context, Error, MANAGER, Result};
 
 /// Name of this controller in logs and metrics.
@@ -57,14 +58,15 @@ pub async fn run(ctx: Arc<Context>) {
     .await;
 }
 
-/// Brings the children of one Application in line with its spec, or cleans up on deletion.
+/// Reconciles one Application through the finalizer: `apply` while it lives, `cleanup` once
+/// it is being deleted.
 pub async fn reconcile(obj: Arc<Application>, ctx: Arc<Context>) -> Result<Action> {
     let _timer = ctx.metrics.reconcile_started(CONTROLLER);
+    let key = object_key(obj.as_ref());
     let namespace = obj
         .namespace()
         .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
     let api: Api<Application> = Api::namespaced(ctx.client.clone(), &namespace);
-    let key = format!("{namespace}/{}", obj.name_any());
     let action = finalizer(&api, FINALIZER, obj, |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &api, &ctx).await,
@@ -80,7 +82,7 @@ pub async fn reconcile(obj: Arc<Application>, ctx: Arc<Context>) -> Result<Actio
 /// Retries a failed Application with exponential backoff (1 s doubling to 5 min).
 pub fn error_policy(obj: Arc<Application>, error: &Error, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconcile_failed(CONTROLLER, error);
-    let key = format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any());
+    let key = object_key(obj.as_ref());
     let delay = ctx.backoff(&key);
     warn!(controller = CONTROLLER, object = %key, retry_in = ?delay, "reconcile failed: {error}");
     Action::requeue(delay)
