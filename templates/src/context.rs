@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kube::{Client, ResourceExt};
 use kube::runtime::events::{Recorder, Reporter};
+use kube::{Client, ResourceExt};
 
 use crate::metrics::Metrics;
 

@@ -87,7 +87,9 @@ impl ControlPlane {
     {
         let cp = Self::start().await.expect("starting the control plane")?;
         let client = cp.client();
-        install_crds(&client, crds).await.expect("installing the CRDs");
+        install_crds(&client, crds)
+            .await
+            .expect("installing the CRDs");
         tokio::spawn(controller(client.clone()));
         Some((cp, client))
     }
