@@ -105,13 +105,19 @@ impl Kubectl {
     }
 }
 
-/// The manager process, killed if the test fails before it stops it.
-struct Manager(Child);
+/// The manager process, killed (and its log shown) if the test fails before it stops it.
+struct Manager(Child, PathBuf);
 
 impl Drop for Manager {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+        if std::thread::panicking() {
+            eprintln!(
+                "manager log:\n{}",
+                std::fs::read_to_string(&self.1).unwrap_or_default()
+            );
+        }
     }
 }
 
@@ -195,17 +201,35 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
 
     // `make run`, with the binary we just built.
     let (metrics, probes) = (free_port(), free_port());
+    let log = std::fs::File::create(dir.join("manager.log")).unwrap();
     let mut manager = Manager(
         Command::new(target_dir().join("debug/k8s-operator-talk"))
             .args([
                 format!("--metrics-bind-address=127.0.0.1:{metrics}"),
                 format!("--health-probe-bind-address=127.0.0.1:{probes}"),
+                "--leader-elect".into(),
             ])
             .env("KUBECONFIG", &kubeconfig)
-            .stdout(std::fs::File::create(dir.join("manager.log")).unwrap())
-            .stderr(std::fs::File::create(dir.join("manager.err")).unwrap())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
             .spawn()
             .unwrap(),
+        dir.join("manager.log"),
+    );
+
+    // With --leader-elect the manager holds a Lease before it reconciles.
+    kubectl.eventually(
+        "the leader Lease",
+        &[
+            "-n",
+            "default",
+            "get",
+            "lease",
+            "k8s-operator-talk-leader",
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ],
+        |holder| !holder.is_empty(),
     );
 
     // The article's application.yaml yields its Deployment and NodePort Service.

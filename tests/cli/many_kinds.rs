@@ -3,7 +3,8 @@
 use crate::support::*;
 
 /// Kinds chosen to trip every naming hazard: a Rust keyword (`Type`), prelude types
-/// (`String`, `Self`), a Kubernetes type the generated code uses (`Deployment`), an irregular
+/// (`String`, `Self`), Kubernetes types the generated code uses (`Deployment`, `Service`,
+/// `Event`), an irregular
 /// plural (`Person`), a second version of a kind, and two groups.
 pub const KINDS: &[&[&str]] = &[
     &["--version", "v1alpha1", "--kind", "Application"],
@@ -30,6 +31,16 @@ pub const KINDS: &[&[&str]] = &[
         "--deploy-image",
     ],
     &["--group", "apps", "--version", "v1", "--kind", "Self"],
+    &[
+        "--group",
+        "apps",
+        "--version",
+        "v1",
+        "--kind",
+        "Service",
+        "--deploy-image",
+    ],
+    &["--group", "apps", "--version", "v1", "--kind", "Event"],
 ];
 
 pub fn many_kinds_project(dir: &std::path::Path) {
