@@ -21,7 +21,7 @@ use crate::{Context, Error, Result};
 
 /// Name of this controller in logs and metrics.
 const CONTROLLER: &str = "{{ r.name_stem }}";
-/// Holds a {{ r.kind }} until `cleanup` has run.
+/// Holds each {{ r.kind }} until `cleanup` has run.
 pub const FINALIZER: &str = "{{ r.finalizer }}";
 /// How often a quiet {{ r.kind }} is checked again.
 const RESYNC: Duration = Duration::from_secs(300);

@@ -5,6 +5,7 @@
 //! when they differ, so a quiet cluster costs no writes; status is written only when it changes.
 
 use std::collections::BTreeMap;
+use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +19,8 @@ use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 use tracing::{info, warn};
 
@@ -28,7 +31,7 @@ use crate::{Context, Error, MANAGER, Result};
 
 /// Name of this controller in logs and metrics.
 const CONTROLLER: &str = "application";
-/// Holds a Application until its children are cleaned up.
+/// Holds each Application until its children are cleaned up.
 pub const FINALIZER: &str = "applications.minetto.dev/finalizer";
 /// Label on every child, so our watches see only our objects.
 const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", MANAGER);
@@ -88,57 +91,22 @@ pub fn error_policy(obj: Arc<Application>, error: &Error, ctx: Arc<Context>) -> 
     Action::requeue(delay)
 }
 
+/// Brings the Deployment and the Service in line with the spec, then reports the status.
 async fn apply(obj: &Application, api: &Api<Application>, ctx: &Context) -> Result<Action> {
     let namespace = obj
         .namespace()
         .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
     let deployments: Api<appsv1::Deployment> = Api::namespaced(ctx.client.clone(), &namespace);
     let services: Api<corev1::Service> = Api::namespaced(ctx.client.clone(), &namespace);
-
-    let desired = deployment(obj)?;
-    let name = desired.name_any();
-    let deployment = match deployments.get_opt(&name).await? {
-        Some(current) if !deployment_drifted(&current, &desired) => current,
-        current => {
-            let applied = deployments
-                .patch(&name, &apply_params(), &Patch::Apply(&desired))
-                .await?;
-            publish(
-                ctx,
-                obj,
-                if current.is_some() {
-                    "DeploymentUpdated"
-                } else {
-                    "DeploymentCreated"
-                },
-                &name,
-            )
-            .await;
-            applied
-        }
-    };
-
-    let desired = service(obj)?;
-    let name = desired.name_any();
-    match services.get_opt(&name).await? {
-        Some(current) if !service_drifted(&current, &desired) => {}
-        current => {
-            services
-                .patch(&name, &apply_params(), &Patch::Apply(&desired))
-                .await?;
-            publish(
-                ctx,
-                obj,
-                if current.is_some() {
-                    "ServiceUpdated"
-                } else {
-                    "ServiceCreated"
-                },
-                &name,
-            )
-            .await;
-        }
-    }
+    let deployment = ensure(
+        &deployments,
+        &deployment(obj)?,
+        deployment_drifted,
+        obj,
+        ctx,
+    )
+    .await?;
+    ensure(&services, &service(obj)?, service_drifted, obj, ctx).await?;
 
     let status = status(obj, &deployment);
     if obj.status.as_ref() != Some(&status) {
@@ -151,6 +119,38 @@ async fn apply(obj: &Application, api: &Api<Application>, ctx: &Context) -> Resu
         .await?;
     }
     Ok(Action::requeue(RESYNC))
+}
+
+/// The child as the API server has it, after applying `desired` if the child is missing or
+/// has drifted (with an event saying so).
+async fn ensure<K>(
+    api: &Api<K>,
+    desired: &K,
+    drifted: fn(&K, &K) -> bool,
+    owner: &Application,
+    ctx: &Context,
+) -> Result<K>
+where
+    K: Resource<DynamicType = ()> + Clone + Debug + Serialize + DeserializeOwned,
+{
+    let name = desired.name_any();
+    let current = api.get_opt(&name).await?;
+    if let Some(current) = current
+        .as_ref()
+        .filter(|current| !drifted(current, desired))
+    {
+        return Ok(current.clone());
+    }
+    let applied = api
+        .patch(&name, &apply_params(), &Patch::Apply(desired))
+        .await?;
+    let change = if current.is_some() {
+        "Updated"
+    } else {
+        "Created"
+    };
+    publish(ctx, owner, &format!("{}{change}", K::kind(&())), &name).await;
+    Ok(applied)
 }
 
 /// The owner references make the garbage collector delete the children with their owner;
