@@ -3,17 +3,15 @@
 //! real control plane (etcd, kube-apiserver, kube-controller-manager for garbage collection).
 //! Run by hack/test.sh, which builds the control plane (hack/k8s-assets.sh).
 
-// The very harness generated projects get, so the walkthrough tests what users run.
-#[path = "../../templates/tests/envtest/mod.rs"]
-mod envtest;
-
 use std::ffi::OsString;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use crate::envtest;
 use crate::generated::{run, target_dir};
+use crate::kubectl::Kubectl;
 use crate::support::*;
 
 /// The article's application.yaml: a Namespace and an Application in it.
@@ -33,77 +31,6 @@ spec:
   replicas: 2
   port: 80
 ";
-
-/// kubectl (the control plane's own, 1.37) against the test cluster.
-struct Kubectl {
-    bin: PathBuf,
-    kubeconfig: PathBuf,
-    dir: PathBuf,
-}
-
-impl Kubectl {
-    fn output(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut cmd = Command::new(&self.bin);
-        cmd.args(args)
-            .env("KUBECONFIG", &self.kubeconfig)
-            .current_dir(&self.dir);
-        match stdin {
-            None => cmd.output().unwrap(),
-            Some(input) => {
-                use std::io::Write;
-                cmd.stdin(std::process::Stdio::piped())
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped());
-                let mut child = cmd.spawn().unwrap();
-                child
-                    .stdin
-                    .take()
-                    .unwrap()
-                    .write_all(input.as_bytes())
-                    .unwrap();
-                child.wait_with_output().unwrap()
-            }
-        }
-    }
-
-    /// Runs kubectl, failing the test if it fails; returns stdout.
-    fn ok(&self, args: &[&str]) -> String {
-        self.ok_with_stdin(args, None).0
-    }
-
-    fn ok_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> (String, String) {
-        let out = self.output(args, stdin);
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        );
-        assert!(
-            out.status.success(),
-            "kubectl {} failed:\n{stdout}\n{stderr}",
-            args.join(" ")
-        );
-        (stdout, stderr)
-    }
-
-    /// Polls `kubectl args` until its stdout satisfies `done`.
-    fn eventually(&self, what: &str, args: &[&str], done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let out = self.output(args, None);
-            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-            if out.status.success() && done(&stdout) {
-                return stdout;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; last `kubectl {}`:\n{stdout}{}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
-}
 
 /// The manager process, killed (and its log shown) if the test fails before it stops it.
 struct Manager(Child, PathBuf);

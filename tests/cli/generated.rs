@@ -1,11 +1,14 @@
 //! The generated projects are products too: they must pass rustfmt, clippy with warnings
-//! denied, their unit tests, their envtest suites against a real kube-apiserver, and crdgen.
+//! denied, their unit tests, their envtest suites against a real kube-apiserver, and crdgen;
+//! and a real API server must accept their CRDs, samples and deployment manifests.
 //! These build kube-rs, so they are ignored by `cargo test` and run by `hack/test.sh`, which
 //! provides the control plane (KUBEBUILDER_ASSETS) and requires it (ENVTEST_REQUIRED=1).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::envtest::ControlPlane;
+use crate::kubectl::Kubectl;
 use crate::many_kinds::many_kinds_project;
 use crate::support::*;
 
@@ -63,18 +66,70 @@ fn passes_its_own_checks(dir: &Path) {
     }
 }
 
-#[test]
+/// What a user applies is accepted by a real API server: the CRDs, the samples against them,
+/// and the whole deployment (server-side dry run) in its namespace.
+async fn manifests_are_accepted(dir: &Path) {
+    let assets = PathBuf::from(
+        std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS names the control plane"),
+    );
+    let cp = ControlPlane::start()
+        .await
+        .expect("starting the control plane")
+        .expect("KUBEBUILDER_ASSETS is set");
+    let kubectl = Kubectl {
+        bin: assets.join("kubectl"),
+        kubeconfig: cp.kubeconfig().to_path_buf(),
+        dir: dir.to_path_buf(),
+    };
+    kubectl.ok(&["apply", "--server-side", "-k", "config/crd"]);
+    kubectl.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd",
+        "--all",
+        "--timeout=30s",
+    ]);
+    kubectl.ok(&[
+        "apply",
+        "--server-side",
+        "--dry-run=server",
+        "-n",
+        "default",
+        "-k",
+        "config/samples",
+    ]);
+    kubectl.ok(&["create", "namespace", "k8s-operator-talk-system"]);
+    run(
+        dir,
+        "make",
+        &[
+            "deploy-overlay",
+            "IMG=registry.example/k8s-operator-talk:v0.1.0",
+        ],
+    );
+    kubectl.ok(&[
+        "apply",
+        "--server-side",
+        "--dry-run=server",
+        "-k",
+        "config/deploy",
+    ]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 #[ignore = "builds the generated project; run by hack/test.sh"]
-fn the_article_project_passes_its_own_checks() {
+async fn the_article_project_passes_its_own_checks() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
     passes_its_own_checks(&dir);
+    manifests_are_accepted(&dir).await;
 }
 
-#[test]
+#[tokio::test(flavor = "multi_thread")]
 #[ignore = "builds the generated project; run by hack/test.sh"]
-fn a_project_with_many_kinds_passes_its_own_checks() {
+async fn a_project_with_many_kinds_passes_its_own_checks() {
     let (_tmp, dir) = project_dir();
     many_kinds_project(&dir);
     passes_its_own_checks(&dir);
+    manifests_are_accepted(&dir).await;
 }

@@ -6,5 +6,10 @@ mod e2e;
 mod generated;
 mod golden;
 mod init;
+mod kubectl;
 mod many_kinds;
 mod support;
+
+// The very harness generated projects get, so the slow tests exercise what users run.
+#[path = "../../templates/tests/envtest/mod.rs"]
+mod envtest;
