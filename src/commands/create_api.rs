@@ -35,19 +35,18 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         policy: Policy::Regenerate,
         executable: false,
     });
-    super::finish(
-        root,
-        plan,
-        args.force,
-        args.dry_run,
-        &format!(
-            "API {} {} scaffolded. Next: fill in src/api/{}.rs and src/controller/{}.rs, then\n  make manifests && cargo build && cargo test",
-            resource_ctx.api_version,
-            resource_ctx.kind,
-            resource_ctx.api_file,
+    let mut edit = format!("src/api/{}.rs", resource_ctx.api_file);
+    if resource.controller {
+        edit.push_str(&format!(
+            " and src/controller/{}.rs",
             resource_ctx.controller_file
-        ),
-    )
+        ));
+    }
+    let next = format!(
+        "API {} {} scaffolded. Next: fill in {edit}, then\n  make manifests && cargo build && cargo test",
+        resource_ctx.api_version, resource_ctx.kind
+    );
+    super::finish(root, plan, args.force, args.dry_run, &next)
 }
 
 fn same_gvk(a: &Resource, b: &Resource) -> bool {
