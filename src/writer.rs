@@ -29,6 +29,7 @@ impl Action {
 }
 
 /// Decides what happens to each planned file; refuses the whole plan on any conflict.
+/// `force` overwrites the user's files in the plan, never an opsdk file the user took over.
 pub fn check<'p>(
     root: &Path,
     plan: &'p Plan,
@@ -36,6 +37,7 @@ pub fn check<'p>(
 ) -> Result<Vec<(Action, &'p PlannedFile)>> {
     let mut actions = Vec::new();
     let mut conflicts = Vec::new();
+    let mut taken_over = Vec::new();
     for file in &plan.files {
         check_path(root, &file.path)?;
         let target = root.join(&file.path);
@@ -44,19 +46,27 @@ pub fn check<'p>(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e).with_context(|| format!("reading {}", target.display())),
         };
-        let action = match existing {
-            None => Action::Create,
-            Some(bytes) if bytes == file.contents.as_bytes() => Action::Unchanged,
-            Some(_) if force => Action::Overwrite,
-            Some(bytes) => match file.policy {
-                Policy::Regenerate if first_line_has_marker(&bytes) => Action::Update,
-                _ => {
-                    conflicts.push(file.path.display().to_string());
-                    continue;
-                }
-            },
+        let action = match (existing, file.policy) {
+            (None, _) => Action::Create,
+            (Some(bytes), _) if bytes == file.contents.as_bytes() => Action::Unchanged,
+            (Some(bytes), Policy::Regenerate) if first_line_has_marker(&bytes) => Action::Update,
+            (Some(_), Policy::Regenerate) => {
+                taken_over.push(file.path.display().to_string());
+                continue;
+            }
+            (Some(_), Policy::Create) if force => Action::Overwrite,
+            (Some(_), Policy::Create) => {
+                conflicts.push(file.path.display().to_string());
+                continue;
+            }
         };
         actions.push((action, file));
+    }
+    if !taken_over.is_empty() {
+        bail!(
+            "refusing to overwrite {}: the first line no longer says \"{GENERATED_MARKER}\", so the file is yours now\nhelp: restore that first line to let opsdk update the file, or move it away",
+            taken_over.join(", ")
+        );
     }
     if !conflicts.is_empty() {
         bail!(

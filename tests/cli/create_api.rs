@@ -187,7 +187,22 @@ fn a_generated_file_the_user_took_over_is_not_overwritten() {
     std::fs::write(dir.join("config/rbac/role.yaml"), "# my own role\n").unwrap();
     let mut cmd = opsdk(&dir);
     cmd.args(["create", "api", "--version", "v1", "--kind", "Widget"]);
-    assert_refused(&dir, &mut cmd, "config/rbac/role.yaml");
+    assert_refused(
+        &dir,
+        &mut cmd,
+        "refusing to overwrite config/rbac/role.yaml: the first line",
+    );
+    let mut forced = opsdk(&dir);
+    forced.args([
+        "create",
+        "api",
+        "--version",
+        "v1",
+        "--kind",
+        "Widget",
+        "--force",
+    ]);
+    assert_refused(&dir, &mut forced, "so the file is yours now");
 }
 
 #[test]
@@ -200,4 +215,18 @@ fn a_project_file_written_by_hand_badly_is_reported() {
         opsdk(&dir).args(["create", "api", "--version", "v1", "--kind", "Widget"]),
         "not a valid opsdk PROJECT file",
     );
+}
+
+#[test]
+fn never_writes_through_a_symlinked_file() {
+    let (tmp, dir) = project_dir();
+    init(&dir);
+    let outside = tmp.path().join("outside.rs");
+    std::fs::write(&outside, "// not the project's\n").unwrap();
+    std::fs::create_dir_all(dir.join("src/controller")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("src/controller/widget.rs")).unwrap();
+    let mut cmd = opsdk(&dir);
+    cmd.args(["create", "api", "--version", "v1", "--kind", "Widget", "--force"]);
+    assert_refused(&dir, &mut cmd, "is a symbolic link");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "// not the project's\n");
 }
