@@ -6,8 +6,8 @@
 #   export KUBEBUILDER_ASSETS=$(hack/k8s-assets.sh | tail -n 1)
 #
 # The folder holds kube-apiserver, kube-controller-manager, kubectl and etcd: the layout
-# KUBEBUILDER_ASSETS expects. A cached run returns at once; a cold build on 2 cores is recorded
-# in docs/design.md.
+# KUBEBUILDER_ASSETS expects. Measured on 2 cores / 24 GiB with a cold Go cache: 9 min 32 s wall,
+# 658 s user + 152 s system CPU, 2.5 GB peak RSS (one `go build` process); cached: 3 ms.
 #
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules (k8s.io/api, apiserver,
 # client-go, ...) at v0.0.0 and replaces them with ./staging paths. `go install pkg@version`
