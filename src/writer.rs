@@ -28,12 +28,21 @@ impl Action {
     }
 }
 
+/// Whether a command may overwrite the user's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Force {
+    /// The command has no `--force` (init).
+    Unavailable,
+    Off,
+    On,
+}
+
 /// Decides what happens to each planned file; refuses the whole plan on any conflict.
-/// `force` overwrites the user's files in the plan, never an opsdk file the user took over.
+/// `Force::On` overwrites the user's files in the plan, never an opsdk file the user took over.
 pub fn check<'p>(
     root: &Path,
     plan: &'p Plan,
-    force: bool,
+    force: Force,
 ) -> Result<Vec<(Action, &'p PlannedFile)>> {
     let mut actions = Vec::new();
     let mut conflicts = Vec::new();
@@ -54,7 +63,7 @@ pub fn check<'p>(
                 taken_over.push(file.path.display().to_string());
                 continue;
             }
-            (Some(_), Policy::Create) if force => Action::Overwrite,
+            (Some(_), Policy::Create) if force == Force::On => Action::Overwrite,
             (Some(_), Policy::Create) => {
                 conflicts.push(file.path.display().to_string());
                 continue;
@@ -69,8 +78,12 @@ pub fn check<'p>(
         );
     }
     if !conflicts.is_empty() {
+        let help = match force {
+            Force::Unavailable => "move them away, or run this in an empty directory",
+            _ => "move them away, or pass --force to overwrite them",
+        };
         bail!(
-            "refusing to overwrite existing files: {}\nhelp: move them away, or pass --force to overwrite them",
+            "refusing to overwrite existing files: {}\nhelp: {help}",
             conflicts.join(", ")
         );
     }

@@ -11,6 +11,7 @@ use crate::plan::{PlannedFile, Policy};
 use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
 use crate::validate;
+use crate::writer::Force;
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
@@ -46,7 +47,8 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         "API {} {} scaffolded. Next: fill in {edit}, then\n  make manifests && cargo build && cargo test",
         resource_ctx.api_version, resource_ctx.kind
     );
-    super::finish(root, plan, args.force, args.dry_run, &next)
+    let force = if args.force { Force::On } else { Force::Off };
+    super::finish(root, plan, force, args.dry_run, &next)
 }
 
 fn same_gvk(a: &Resource, b: &Resource) -> bool {

@@ -10,6 +10,7 @@ use crate::plan::{PlannedFile, Policy};
 use crate::project_file::{self, LAYOUT, Project};
 use crate::render::{Scope, render};
 use crate::validate;
+use crate::writer::Force;
 
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let project = project_from_args(root, args)?;
@@ -25,7 +26,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     super::finish(
         root,
         plan,
-        false,
+        Force::Unavailable,
         args.dry_run,
         "Project initialized. Next: define an API with\n  opsdk create api --version v1alpha1 --kind <Kind>",
     )

@@ -10,11 +10,11 @@ use anyhow::Result;
 
 use crate::format;
 use crate::plan::Plan;
-use crate::writer;
+use crate::writer::{self, Force};
 
 /// Formats the plan's Rust files, checks the plan and writes it (or prints it for
 /// `--dry-run`), then prints `next` steps.
-fn finish(root: &Path, mut plan: Plan, force: bool, dry_run: bool, next: &str) -> Result<()> {
+fn finish(root: &Path, mut plan: Plan, force: Force, dry_run: bool, next: &str) -> Result<()> {
     let formatted = format::rust_files(&mut plan)?;
     let actions = writer::check(root, &plan, force)?;
     let mut out = std::io::stdout().lock();

@@ -226,7 +226,18 @@ fn never_writes_through_a_symlinked_file() {
     std::fs::create_dir_all(dir.join("src/controller")).unwrap();
     std::os::unix::fs::symlink(&outside, dir.join("src/controller/widget.rs")).unwrap();
     let mut cmd = opsdk(&dir);
-    cmd.args(["create", "api", "--version", "v1", "--kind", "Widget", "--force"]);
+    cmd.args([
+        "create",
+        "api",
+        "--version",
+        "v1",
+        "--kind",
+        "Widget",
+        "--force",
+    ]);
     assert_refused(&dir, &mut cmd, "is a symbolic link");
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "// not the project's\n");
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "// not the project's\n"
+    );
 }
