@@ -7,9 +7,11 @@
 //!    read its RSS (idle, no Applications);
 //! 3. create one Application per namespace (32 requests in flight) and watch Deployments (and,
 //!    for opsdk, Services) until every child exists with the right spec: that is convergence;
-//! 4. let it settle (`--settle` after convergence, and at least `--quiet-after-create` after the
-//!    first create, so that kubebuilder's one-minute requeue after creating a Deployment is over),
-//!    then count requests during `--steady` seconds with nothing changing;
+//! 4. let it settle: at least `--settle` seconds after convergence (65 s by default, so that
+//!    kubebuilder's one-minute requeue after creating a Deployment is over) and until
+//!    kube-controller-manager has written nothing for 10 s (it gives every Deployment a
+//!    ReplicaSet and a Pod, and updates their status), at most `--max-settle` seconds after the
+//!    first create; then count requests during `--steady` seconds with nothing changing;
 //! 5. read RSS and CPU time (utime+stime from /proc/<pid>/stat), stop the operator with SIGTERM.
 //!
 //! Requests are counted twice: `apiserver_request_total` (every client, by verb, diffed before
@@ -18,12 +20,13 @@
 //! this harness's. The audit log comes from a `kube-apiserver` wrapper in a private assets folder
 //! (the harness takes its binaries from `KUBEBUILDER_ASSETS`), which adds the audit flags and
 //! widens the service IP range to a /16 (the harness's /24 holds 254 Services; opsdk's operator
-//! makes one per Application).
+//! makes one per Application), and a `kube-controller-manager` wrapper that lifts its client
+//! rate limit (see `KCM_QPS`).
 //!
 //! Usage (bench/run.sh calls it):
 //!   opsdk-bench-harness --flavor=opsdk|kubebuilder --manager=BIN --crds=DIR --group=GROUP
-//!     --out=FILE.json --logs=DIR [--apps=1000] [--image=nginx:latest] [--idle=15] [--settle=30]
-//!     [--quiet-after-create=90] [--steady=60] [--timeout=600]
+//!     --out=FILE.json --logs=DIR [--apps=1000] [--image=nginx:latest] [--idle=15] [--settle=65]
+//!     [--max-settle=480] [--steady=60] [--timeout=600]
 
 #[path = "../../../templates/tests/envtest/mod.rs"]
 mod envtest;
@@ -59,6 +62,12 @@ const KCM_CONTROLLERS: &[&str] = &[
     "replicaset-controller",
     "namespace-controller",
 ];
+/// kube-controller-manager's client rate limit: its default (20/s) would keep it busy for
+/// minutes after 1,000 Deployments appear, so a steady state would come only after the 30 minutes
+/// the whole benchmark may take. With this it keeps up as fast as the CPU lets it.
+const KCM_QPS: u32 = 500;
+/// The steady-state window starts once kube-controller-manager has written nothing for this long.
+const KCM_QUIET: Duration = Duration::from_secs(10);
 const WRITE_VERBS: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
 const CREATE_CONCURRENCY: usize = 32;
 
@@ -79,7 +88,7 @@ struct Args {
     logs: PathBuf,
     idle: Duration,
     settle: Duration,
-    quiet_after_create: Duration,
+    max_settle: Duration,
     steady: Duration,
     timeout: Duration,
 }
@@ -112,7 +121,11 @@ fn parse_args() -> Result<Args, Error> {
         manager: std::fs::canonicalize(get("manager")?)?,
         crds: std::fs::canonicalize(get("crds")?)?,
         group: get("group")?,
-        apps: map.get("apps").map(|v| v.parse()).transpose()?.unwrap_or(1000),
+        apps: map
+            .get("apps")
+            .map(|v| v.parse())
+            .transpose()?
+            .unwrap_or(1000),
         image: map
             .get("image")
             .cloned()
@@ -120,8 +133,8 @@ fn parse_args() -> Result<Args, Error> {
         out: PathBuf::from(get("out")?),
         logs: PathBuf::from(get("logs")?),
         idle: secs("idle", 15)?,
-        settle: secs("settle", 30)?,
-        quiet_after_create: secs("quiet-after-create", 90)?,
+        settle: secs("settle", 65)?,
+        max_settle: secs("max-settle", 480)?,
         steady: secs("steady", 60)?,
         timeout: secs("timeout", 600)?,
     })
@@ -139,7 +152,14 @@ fn main() -> ExitCode {
         tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?
-            .block_on(run(&args, &assets))
+            .block_on(async {
+                // Interrupted (Ctrl-C, SIGTERM): dropping `run` stops the operator and the
+                // control plane, which would otherwise outlive us.
+                tokio::select! {
+                    report = run(&args, &assets) => report,
+                    () = interrupted() => Err("interrupted".into()),
+                }
+            })
     });
     match result {
         Ok(report) => {
@@ -162,16 +182,16 @@ fn main() -> ExitCode {
 /// kube-apiserver wrapper that adds an audit log and a /16 service range. Points
 /// `KUBEBUILDER_ASSETS` at it (before any thread starts) and returns it.
 fn prepare_assets(logs: &Path) -> Result<PathBuf, Error> {
-    let real = PathBuf::from(
-        std::env::var_os("KUBEBUILDER_ASSETS")
-            .ok_or("KUBEBUILDER_ASSETS must name the control-plane binaries (hack/k8s-assets.sh)")?,
-    );
+    let real =
+        PathBuf::from(std::env::var_os("KUBEBUILDER_ASSETS").ok_or(
+            "KUBEBUILDER_ASSETS must name the control-plane binaries (hack/k8s-assets.sh)",
+        )?);
     std::fs::create_dir_all(logs)?;
     let logs = std::fs::canonicalize(logs)?;
     let assets = logs.join("assets");
     let _ = std::fs::remove_dir_all(&assets);
     std::fs::create_dir_all(&assets)?;
-    for bin in ["etcd", "kube-controller-manager", "kubectl"] {
+    for bin in ["etcd", "kubectl"] {
         std::os::unix::fs::symlink(real.join(bin), assets.join(bin))?;
     }
     let policy = logs.join("audit-policy.yaml");
@@ -193,8 +213,20 @@ fn prepare_assets(logs: &Path) -> Result<PathBuf, Error> {
             audit.display()
         ),
     )?;
+    let kcm = assets.join("kube-controller-manager");
+    std::fs::write(
+        &kcm,
+        format!(
+            "#!/bin/sh\n# kube-controller-manager without its client rate limit (20 requests/s by default).\n\
+             exec '{}' \"$@\" --kube-api-qps={KCM_QPS} --kube-api-burst={}\n",
+            real.join("kube-controller-manager").display(),
+            2 * KCM_QPS
+        ),
+    )?;
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
+    for script in [&wrapper, &kcm] {
+        std::fs::set_permissions(script, std::fs::Permissions::from_mode(0o755))?;
+    }
     // SAFETY: no other thread exists yet (the runtime is built after this).
     unsafe { std::env::set_var("KUBEBUILDER_ASSETS", &assets) };
     Ok(assets)
@@ -225,7 +257,13 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
     };
     let crds = args.crds.display().to_string();
     kubectl(&["apply", "--server-side", "-f", &crds])?;
-    kubectl(&["wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"])?;
+    kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "crd",
+        "--all",
+        "--timeout=60s",
+    ])?;
 
     let names: Vec<String> = (0..args.apps).map(|i| format!("app-{i:04}")).collect();
     let namespaces: Api<Namespace> = Api::all(client.clone());
@@ -267,10 +305,7 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
 
     // Convergence watchers start now, so their initial lists are done long before the creates.
     let children = |suffix: &str| -> HashSet<String> {
-        names
-            .iter()
-            .map(|n| format!("{n}/{n}{suffix}"))
-            .collect()
+        names.iter().map(|n| format!("{n}/{n}{suffix}")).collect()
     };
     let (image, port) = (args.image.clone(), 80);
     let deployments = {
@@ -349,8 +384,23 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
     let at_converged = sample(pid, ticks)?;
 
     // Settle, then the steady-state window.
-    let steady_start = (t1 + args.settle).max(t0 + args.quiet_after_create);
-    tokio::time::sleep_until(steady_start.into()).await;
+    let earliest = t1 + args.settle;
+    let latest = t0 + args.max_settle;
+    let mut tail = AuditTail::new(args.logs.join("audit.log"));
+    let kcm_quiet = loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        tail.poll()?;
+        let now = Instant::now();
+        let quiet_us = now_us() - tail.last_kcm_write_us;
+        if now >= earliest && quiet_us >= KCM_QUIET.as_micros() as i64 {
+            break true;
+        }
+        if now >= latest {
+            break false;
+        }
+    };
+    let steady_start = Instant::now();
+    let kcm_last_write_s = (tail.last_kcm_write_us - t0_wall) as f64 / 1e6;
     let m1 = scrape(&client).await?;
     let s0_wall = now_us();
     let before_steady = sample(pid, ticks)?;
@@ -365,7 +415,11 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
 
     // The audit log: who sent what, when.
     let requests = read_audit(&args.logs.join("audit.log"))?;
-    let ours: Vec<&AuditRequest> = requests.iter().filter(|r| r.who == "operator").collect();
+    // From the operator's start: the harness's own readiness probes before it carry no user agent.
+    let ours: Vec<&AuditRequest> = requests
+        .iter()
+        .filter(|r| r.who == "operator" && r.at_us >= started_wall)
+        .collect();
     let window = |from: i64, to: i64| -> Vec<&AuditRequest> {
         ours.iter()
             .copied()
@@ -405,11 +459,15 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
         "deployments_converged_s": round((deployments_done - t0).as_secs_f64(), 2),
         "services_converged_s": services_done.map(|s| round((s - t0).as_secs_f64(), 2)),
         "steady_window_starts_after_create_s": round(steady_start.duration_since(t0).as_secs_f64(), 1),
+        "kcm_quiet_before_window": kcm_quiet,
+        "kcm_last_write_after_create_s": round(kcm_last_write_s, 1),
         "steady_window_s": round((s1_wall - s0_wall) as f64 / 1e6, 1),
         "rss_idle_mb": mb(idle.rss_kb),
         "rss_converged_mb": mb(at_converged.rss_kb),
         "rss_steady_start_mb": mb(before_steady.rss_kb),
         "rss_1000_mb": mb(end.rss_kb),
+        "rss_anon_idle_mb": mb(idle.anon_kb),
+        "rss_anon_1000_mb": mb(end.anon_kb),
         "rss_peak_mb": mb(end.hwm_kb),
         "threads_end": end.threads,
         "cpu_s": round(end.cpu_s, 2),
@@ -442,6 +500,20 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
     }))
 }
 
+async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => {}
+        _ = term.recv() => {}
+    }
+}
+
 /// A client that sends this harness's user agent.
 async fn harness_client(kubeconfig: &Path) -> Result<Client, Error> {
     let kubeconfig = Kubeconfig::read_from(kubeconfig)?;
@@ -455,7 +527,7 @@ async fn harness_client(kubeconfig: &Path) -> Result<Client, Error> {
 }
 
 fn deployment_ok(d: &Deployment, image: &str, port: i32) -> bool {
-    let Some(spec) = &d.spec else { return false };
+    let spec = &d.spec;
     let Some(container) = spec
         .template
         .spec
@@ -594,6 +666,7 @@ fn free_port() -> std::io::Result<u16> {
 
 struct Sample {
     rss_kb: u64,
+    anon_kb: u64,
     hwm_kb: u64,
     threads: u64,
     cpu_s: f64,
@@ -611,6 +684,7 @@ fn sample(pid: u32, ticks: f64) -> Result<Sample, Error> {
     };
     Ok(Sample {
         rss_kb: field("VmRSS:"),
+        anon_kb: field("RssAnon:"),
         hwm_kb: field("VmHWM:"),
         threads: field("Threads:"),
         cpu_s: cpu_seconds(pid, ticks).ok_or("cannot read /proc/<pid>/stat")?,
@@ -642,7 +716,11 @@ fn control_plane_cpu(ticks: f64) -> BTreeMap<String, f64> {
         return cpu;
     };
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -653,10 +731,11 @@ fn control_plane_cpu(ticks: f64) -> BTreeMap<String, f64> {
         };
         let name = &stat[open + 1..close];
         let ppid = stat[close + 2..].split_whitespace().nth(1);
-        if ppid == Some(me.as_str()) && ["etcd", "kube-apiserver", "kube-controller"].contains(&name) {
-            if let Some(s) = cpu_seconds(pid, ticks) {
-                cpu.insert(name.to_string(), s);
-            }
+        if ppid == Some(me.as_str())
+            && ["etcd", "kube-apiserver", "kube-controller"].contains(&name)
+            && let Some(s) = cpu_seconds(pid, ticks)
+        {
+            cpu.insert(name.to_string(), s);
         }
     }
     cpu
@@ -668,7 +747,12 @@ fn diff_maps<K: Ord + Clone + serde::Serialize>(
 ) -> BTreeMap<K, f64> {
     after
         .iter()
-        .map(|(k, v)| (k.clone(), round(v - before.get(k).copied().unwrap_or(0.0), 2)))
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                round(v - before.get(k).copied().unwrap_or(0.0), 2),
+            )
+        })
         .filter(|(_, v)| *v != 0.0)
         .collect()
 }
@@ -711,7 +795,16 @@ fn metric_writes(metric: &Metric) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     for (labels, value) in metric {
         let verb = labels.get("verb").map(String::as_str).unwrap_or_default();
-        if ["POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"].contains(&verb) {
+        if [
+            "POST",
+            "PUT",
+            "PATCH",
+            "APPLY",
+            "DELETE",
+            "DELETECOLLECTION",
+        ]
+        .contains(&verb)
+        {
             let label = |k: &str| labels.get(k).map(String::as_str).unwrap_or_default();
             let resource = match label("subresource") {
                 "" => label("resource").to_string(),
@@ -721,6 +814,55 @@ fn metric_writes(metric: &Metric) -> BTreeMap<String, f64> {
         }
     }
     out
+}
+
+/// Follows the audit log while it grows, to see when kube-controller-manager stops writing.
+struct AuditTail {
+    path: PathBuf,
+    offset: u64,
+    last_kcm_write_us: i64,
+}
+
+impl AuditTail {
+    fn new(path: PathBuf) -> Self {
+        Self {
+            path,
+            offset: 0,
+            last_kcm_write_us: 0,
+        }
+    }
+
+    fn poll(&mut self) -> Result<(), Error> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = std::fs::File::open(&self.path)?;
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut buf = Vec::new();
+        file.read_to_end(&mut buf)?;
+        // Only whole lines: the apiserver may be in the middle of one.
+        let Some(end) = buf.iter().rposition(|&b| b == b'\n') else {
+            return Ok(());
+        };
+        self.offset += end as u64 + 1;
+        for line in buf[..end].split(|&b| b == b'\n') {
+            let event: Value = serde_json::from_slice(line)?;
+            let kcm = event["userAgent"]
+                .as_str()
+                .is_some_and(|ua| who(ua) == "kube-controller-manager");
+            let write = event["verb"]
+                .as_str()
+                .is_some_and(|v| WRITE_VERBS.contains(&v));
+            if kcm && write {
+                let at = parse_time_us(
+                    event["requestReceivedTimestamp"]
+                        .as_str()
+                        .unwrap_or_default(),
+                )
+                .unwrap_or_default();
+                self.last_kcm_write_us = self.last_kcm_write_us.max(at);
+            }
+        }
+        Ok(())
+    }
 }
 
 struct AuditRequest {
@@ -756,8 +898,12 @@ fn read_audit(path: &Path) -> Result<Vec<AuditRequest>, Error> {
                 .to_string(),
         };
         requests.push(AuditRequest {
-            at_us: parse_time_us(event["requestReceivedTimestamp"].as_str().unwrap_or_default())
-                .ok_or("bad requestReceivedTimestamp in the audit log")?,
+            at_us: parse_time_us(
+                event["requestReceivedTimestamp"]
+                    .as_str()
+                    .unwrap_or_default(),
+            )
+            .ok_or("bad requestReceivedTimestamp in the audit log")?,
             verb: event["verb"].as_str().unwrap_or_default().to_string(),
             resource,
             who: who(&user_agent),
@@ -851,7 +997,10 @@ mod tests {
 
     #[test]
     fn audit_timestamps() {
-        assert_eq!(parse_time_us("1970-01-01T00:00:01.000002Z"), Some(1_000_002));
+        assert_eq!(
+            parse_time_us("1970-01-01T00:00:01.000002Z"),
+            Some(1_000_002)
+        );
         assert_eq!(
             parse_time_us("2026-03-01T12:00:00.5Z"),
             Some(1_772_366_400_500_000)
@@ -860,9 +1009,15 @@ mod tests {
 
     #[test]
     fn clients_are_told_apart() {
-        assert_eq!(who("kube-controller-manager/v1.37.2 (linux/amd64)"), "kube-controller-manager");
+        assert_eq!(
+            who("kube-controller-manager/v1.37.2 (linux/amd64)"),
+            "kube-controller-manager"
+        );
         assert_eq!(who(USER_AGENT), "harness");
         assert_eq!(who(""), "operator");
-        assert_eq!(who("manager/v0.0.0 (linux/amd64) kubernetes/$Format"), "operator");
+        assert_eq!(
+            who("manager/v0.0.0 (linux/amd64) kubernetes/$Format"),
+            "operator"
+        );
     }
 }
