@@ -9,11 +9,14 @@ use anyhow::{Context as _, Result, bail};
 
 use crate::plan::Plan;
 
-/// Formats every `.rs` file of `plan` in place. Returns false (leaving them as rendered) when
-/// rustfmt is not installed.
+/// Formats every rendered `.rs` file of `plan` in place (verbatim copies are formatted in
+/// `templates/` already). Returns false, leaving them as rendered, when rustfmt is missing.
 pub fn rust_files(plan: &mut Plan) -> Result<bool> {
     let rust: Vec<usize> = (0..plan.files.len())
-        .filter(|&i| plan.files[i].path.extension().is_some_and(|e| e == "rs"))
+        .filter(|&i| {
+            let file = &plan.files[i];
+            !file.verbatim && file.path.extension().is_some_and(|e| e == "rs")
+        })
         .collect();
     if rust.is_empty() {
         return Ok(true);

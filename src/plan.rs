@@ -19,7 +19,8 @@ pub struct PlannedFile {
     pub path: PathBuf,
     pub contents: String,
     pub policy: Policy,
-    pub executable: bool,
+    /// Copied as-is from `templates/` (kept rustfmt-clean there), so never reformatted.
+    pub verbatim: bool,
 }
 
 #[derive(Debug, Default)]

@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use anyhow::{Context as _, Result, anyhow};
+use anyhow::{Result, anyhow};
 use include_dir::{Dir, DirEntry, include_dir};
 use tera::{Context, Tera};
 
@@ -32,10 +32,11 @@ pub enum Scope {
 
 struct Template {
     /// Path inside `templates/`, also the Tera template name.
-    name: String,
-    scope: Scope,
+    name: &'static str,
+    text: &'static str,
+    /// `None` for partials, which are only included.
+    scope: Option<Scope>,
     rendered: bool,
-    executable: bool,
 }
 
 fn all_files<'a>(dir: &'a Dir<'a>, out: &mut Vec<&'a include_dir::File<'a>>) {
@@ -47,56 +48,67 @@ fn all_files<'a>(dir: &'a Dir<'a>, out: &mut Vec<&'a include_dir::File<'a>>) {
     }
 }
 
-fn catalog() -> &'static (Tera, Vec<Template>) {
-    static CATALOG: OnceLock<(Tera, Vec<Template>)> = OnceLock::new();
-    CATALOG
-        .get_or_init(|| build_catalog().expect("embedded templates are valid (checked by tests)"))
+/// Every embedded file, sorted by path.
+fn catalog() -> &'static [Template] {
+    static CATALOG: OnceLock<Vec<Template>> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let mut files = Vec::new();
+        all_files(&TEMPLATES, &mut files);
+        let mut catalog: Vec<_> = files
+            .into_iter()
+            .map(|file| {
+                let name = file.path().to_str().expect("template paths are UTF-8");
+                let text = file.contents_utf8().expect("templates are UTF-8");
+                let scope = if name.starts_with(PARTIALS) {
+                    None
+                } else if name.contains("resource.") {
+                    Some(Scope::Resource)
+                } else if text
+                    .lines()
+                    .next()
+                    .is_some_and(|l| l.contains(GENERATED_MARKER))
+                {
+                    Some(Scope::Generated)
+                } else {
+                    Some(Scope::Init)
+                };
+                let rendered = name.ends_with(".tera");
+                Template {
+                    name,
+                    text,
+                    scope,
+                    rendered,
+                }
+            })
+            .collect();
+        catalog.sort_by_key(|t| t.name);
+        catalog
+    })
 }
 
-fn build_catalog() -> Result<(Tera, Vec<Template>)> {
-    let mut files = Vec::new();
-    all_files(&TEMPLATES, &mut files);
+/// A Tera instance holding the templates of `scope` and the partials they include, found by
+/// name in their text: parsing only those keeps each command to a few milliseconds.
+fn tera_for(scope: Scope) -> Result<Tera> {
+    let catalog = catalog();
     let mut tera = Tera::default();
     tera.autoescape_on(vec![]);
-    let mut templates = Vec::new();
-    for file in files {
-        let name = file
-            .path()
-            .to_str()
-            .ok_or_else(|| anyhow!("template path is not UTF-8"))?
-            .to_string();
-        let text = file
-            .contents_utf8()
-            .ok_or_else(|| anyhow!("template {name} is not UTF-8"))?;
-        let rendered = name.ends_with(".tera");
-        if rendered || name.starts_with(PARTIALS) {
-            tera.add_raw_template(&name, text)
-                .with_context(|| format!("parsing template {name}"))?;
-        }
-        if name.starts_with(PARTIALS) {
+    let mut pending: Vec<&Template> = catalog
+        .iter()
+        .filter(|t| t.scope == Some(scope) && t.rendered)
+        .collect();
+    while let Some(template) = pending.pop() {
+        if tera.get_template_names().any(|n| n == template.name) {
             continue;
         }
-        let scope = if name.contains("resource.") {
-            Scope::Resource
-        } else if text
-            .lines()
-            .next()
-            .is_some_and(|l| l.contains(GENERATED_MARKER))
-        {
-            Scope::Generated
-        } else {
-            Scope::Init
-        };
-        let executable = name.ends_with(".sh") || name.ends_with(".sh.tera");
-        templates.push(Template {
-            name,
-            scope,
-            rendered,
-            executable,
-        });
+        tera.add_raw_template(template.name, template.text)
+            .map_err(|e| tera_error(template.name, e))?;
+        pending.extend(
+            catalog
+                .iter()
+                .filter(|t| t.scope.is_none() && template.text.contains(t.name)),
+        );
     }
-    templates.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok((tera, templates))
+    Ok(tera)
 }
 
 /// Renders every template of `scope`. For `Scope::Resource`, `resource` is the one to render.
@@ -105,25 +117,25 @@ pub fn render(
     project: &ProjectContext,
     resource: Option<&ResourceContext>,
 ) -> Result<Plan> {
-    let (tera, templates) = catalog();
+    let tera = tera_for(scope)?;
     let mut ctx = Context::new();
     ctx.insert("project", project);
     if let Some(resource) = resource {
         ctx.insert("resource", resource);
     }
     let mut plan = Plan::default();
-    for template in templates.iter().filter(|t| t.scope == scope) {
+    for template in catalog().iter().filter(|t| t.scope == Some(scope)) {
         let contents = if template.rendered {
-            tera.render(&template.name, &ctx)
-                .map_err(|e| tera_error(&template.name, e))?
+            tera.render(template.name, &ctx)
+                .map_err(|e| tera_error(template.name, e))?
         } else {
-            raw(&template.name)?
+            template.text.to_string()
         };
         if contents.trim().is_empty() {
             continue;
         }
         let path = Tera::one_off(template.name.trim_end_matches(".tera"), &ctx, false)
-            .map_err(|e| tera_error(&template.name, e))?;
+            .map_err(|e| tera_error(template.name, e))?;
         plan.add(PlannedFile {
             path: PathBuf::from(path),
             contents,
@@ -132,18 +144,10 @@ pub fn render(
             } else {
                 Policy::Create
             },
-            executable: template.executable,
+            verbatim: !template.rendered,
         });
     }
     Ok(plan)
-}
-
-fn raw(name: &str) -> Result<String> {
-    TEMPLATES
-        .get_file(name)
-        .and_then(|f| f.contents_utf8())
-        .map(str::to_string)
-        .ok_or_else(|| anyhow!("template {name} missing"))
 }
 
 /// Tera hides the cause in its source chain; flatten it into one message.

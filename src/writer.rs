@@ -165,11 +165,6 @@ fn write_file(target: &Path, file: &PlannedFile) -> Result<()> {
     let mut f = fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
     f.write_all(file.contents.as_bytes())
         .with_context(|| format!("writing {}", tmp.display()))?;
-    #[cfg(unix)]
-    if file.executable {
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(fs::Permissions::from_mode(0o755))?;
-    }
     drop(f);
     fs::rename(&tmp, target).with_context(|| format!("writing {}", target.display()))
 }

@@ -34,7 +34,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         path: project_file::FILE_NAME.into(),
         contents: project.to_yaml()?,
         policy: Policy::Regenerate,
-        executable: false,
+        verbatim: true,
     });
     let mut edit = format!("src/api/{}.rs", resource_ctx.api_file);
     if resource.controller {

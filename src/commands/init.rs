@@ -21,7 +21,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         path: project_file::FILE_NAME.into(),
         contents: project.to_yaml()?,
         policy: Policy::Create,
-        executable: false,
+        verbatim: true,
     });
     super::finish(
         root,
