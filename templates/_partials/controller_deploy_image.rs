@@ -44,8 +44,12 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, ctx: &Cont
     let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
     let deployments: Api<appsv1::Deployment> = Api::namespaced(ctx.client.clone(), &namespace);
     let services: Api<corev1::Service> = Api::namespaced(ctx.client.clone(), &namespace);
-    let deployment = ensure(&deployments, &deployment(obj)?, deployment_drifted, obj, ctx).await?;
-    ensure(&services, &service(obj)?, service_drifted, obj, ctx).await?;
+    let (desired_deployment, desired_service) = (deployment(obj)?, service(obj)?);
+    // Both children at once: they do not depend on each other.
+    let (deployment, _) = tokio::try_join!(
+        ensure(&deployments, &desired_deployment, deployment_drifted, obj, ctx),
+        ensure(&services, &desired_service, service_drifted, obj, ctx),
+    )?;
 
     let status = status(obj, &deployment);
     if obj.status.as_ref() != Some(&status) {

@@ -2,7 +2,7 @@
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::test_support::{ApiServer, expect, mock_client, status as api_status};
+    use crate::controller::test_support::{Expected, Reply, Seen, body, mock_client, serve, status as api_status};
     use crate::api::{{ r.api_rust_path }}::{{ r.kind }}Spec;
     use serde_json::Value;
 
@@ -26,23 +26,18 @@ mod tests {
         serde_json::to_value(value).unwrap()
     }
 
-    /// Reconciles `obj` against an API server that plays `script`; fails on any request the
-    /// script does not expect, and on any request it expects that never comes.
-    async fn run<S: Future<Output = ()>>(obj: {{ r.type_name }}, script: impl FnOnce(ApiServer) -> S) -> Action {
+    /// Reconciles `obj` against an API server that answers exactly the `expected` requests;
+    /// returns the action and the requests in order of arrival.
+    async fn run(obj: {{ r.type_name }}, expected: Vec<Expected>) -> (Action, Vec<Seen>) {
         let (client, server) = mock_client();
         let ctx = Arc::new(Context::new(client, Arc::default()));
         let reconciled = tokio::time::timeout(Duration::from_secs(5), reconcile(Arc::new(obj), ctx));
-        let (result, ()) = tokio::join!(reconciled, script(server));
-        result.expect("reconcile hung").expect("reconcile failed")
+        let (result, seen) = tokio::join!(reconciled, serve(server, expected));
+        (result.expect("reconcile hung").expect("reconcile failed"), seen)
     }
 
-    /// Answers an event or apply request with what was sent, as the API server would.
-    async fn echo(server: &mut ApiServer, method: &str, path: &str) -> Value {
-        let (request, respond) = server.next_request().await.expect("the reconciler sent no further request");
-        assert_eq!((request.method().as_str(), request.uri().path()), (method, path));
-        let body = request.into_body().collect_bytes().await.unwrap();
-        respond.send_response(http::Response::new(kube::client::Body::from(body.to_vec())));
-        serde_json::from_slice(&body).unwrap()
+    fn not_found() -> Reply {
+        Reply::Json(404, api_status(404, "NotFound"))
     }
 
     #[test]
@@ -102,30 +97,31 @@ mod tests {
 
     #[tokio::test]
     async fn adds_the_finalizer_before_anything_else() {
-        let action = run(fixture(false), |mut server| async move {
-            let patch = expect(&mut server, "PATCH", OBJECT, 200, json(&fixture(true))).await;
-            assert!(patch.to_string().contains(FINALIZER), "{patch}");
-        })
-        .await;
+        let expected = vec![("PATCH", OBJECT.into(), Reply::Json(200, json(&fixture(true))))];
+        let (action, seen) = run(fixture(false), expected).await;
+        assert!(body(&seen, "PATCH", OBJECT).to_string().contains(FINALIZER));
         assert_eq!(action, Action::await_change());
     }
 
     #[tokio::test]
     async fn creates_the_children_then_reports_status() {
-        let action = run(fixture(true), |mut server| async move {
-            expect(&mut server, "GET", DEPLOYMENT, 404, api_status(404, "NotFound")).await;
-            let applied = echo(&mut server, "PATCH", DEPLOYMENT).await;
-            assert_eq!(applied["spec"]["replicas"], 2);
-            echo(&mut server, "POST", EVENTS).await;
-            expect(&mut server, "GET", SERVICE, 404, api_status(404, "NotFound")).await;
-            let applied = echo(&mut server, "PATCH", SERVICE).await;
-            assert_eq!(applied["spec"]["type"], "NodePort");
-            echo(&mut server, "POST", EVENTS).await;
-            let patch = expect(&mut server, "PATCH", &format!("{OBJECT}/status"), 200, json(&fixture(true))).await;
-            assert_eq!(patch["status"]["observedGeneration"], 1);
-            assert_eq!(patch["status"]["conditions"][0]["status"], "False");
-        })
-        .await;
+        let status_path = format!("{OBJECT}/status");
+        let expected = vec![
+            ("GET", DEPLOYMENT.into(), not_found()),
+            ("PATCH", DEPLOYMENT.into(), Reply::Echo),
+            ("GET", SERVICE.into(), not_found()),
+            ("PATCH", SERVICE.into(), Reply::Echo),
+            ("POST", EVENTS.into(), Reply::Echo),
+            ("POST", EVENTS.into(), Reply::Echo),
+            ("PATCH", status_path.clone(), Reply::Json(200, json(&fixture(true)))),
+        ];
+        let (action, seen) = run(fixture(true), expected).await;
+        assert_eq!(body(&seen, "PATCH", DEPLOYMENT)["spec"]["replicas"], 2);
+        assert_eq!(body(&seen, "PATCH", SERVICE)["spec"]["type"], "NodePort");
+        let status = body(&seen, "PATCH", &status_path);
+        assert_eq!(status["status"]["observedGeneration"], 1);
+        assert_eq!(status["status"]["conditions"][0]["status"], "False");
+        assert_eq!(seen.last().unwrap().1, status_path, "status comes last, from the applied Deployment");
         assert_eq!(action, Action::requeue(RESYNC));
     }
 
@@ -135,12 +131,11 @@ mod tests {
         let mut current = deployment(&obj).unwrap();
         current.status = Some(appsv1::DeploymentStatus { replicas: Some(2), ready_replicas: Some(2), ..Default::default() });
         obj.status = Some(status(&obj, &current));
-        let service = service(&obj).unwrap();
-        let action = run(obj, |mut server| async move {
-            expect(&mut server, "GET", DEPLOYMENT, 200, json(&current)).await;
-            expect(&mut server, "GET", SERVICE, 200, json(&service)).await;
-        })
-        .await;
+        let expected = vec![
+            ("GET", DEPLOYMENT.into(), Reply::Json(200, json(&current))),
+            ("GET", SERVICE.into(), Reply::Json(200, json(&service(&obj).unwrap()))),
+        ];
+        let (action, _) = run(obj, expected).await;
         assert_eq!(action, Action::requeue(RESYNC));
     }
 
@@ -148,15 +143,15 @@ mod tests {
     async fn deletion_removes_the_children_then_the_finalizer() {
         let mut obj = fixture(true);
         obj.metadata.deletion_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
-        let deployment = deployment(&obj).unwrap();
-        let action = run(obj, |mut server| async move {
-            expect(&mut server, "DELETE", DEPLOYMENT, 200, json(&deployment)).await;
-            expect(&mut server, "DELETE", SERVICE, 404, api_status(404, "NotFound")).await;
-            echo(&mut server, "POST", EVENTS).await;
-            let patch = expect(&mut server, "PATCH", OBJECT, 200, json(&fixture(false))).await;
-            assert!(patch.to_string().contains("remove"), "{patch}");
-        })
-        .await;
+        let expected = vec![
+            ("DELETE", DEPLOYMENT.into(), Reply::Json(200, json(&deployment(&obj).unwrap()))),
+            ("DELETE", SERVICE.into(), not_found()),
+            ("POST", EVENTS.into(), Reply::Echo),
+            ("PATCH", OBJECT.into(), Reply::Json(200, json(&fixture(false)))),
+        ];
+        let (action, seen) = run(obj, expected).await;
+        assert!(body(&seen, "PATCH", OBJECT).to_string().contains("remove"));
+        assert_eq!(seen.last().unwrap().1, OBJECT, "the finalizer goes last");
         assert_eq!(action, Action::await_change());
     }
 }

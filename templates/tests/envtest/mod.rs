@@ -187,7 +187,8 @@ async fn boot(assets: &Path, dir: &Path) -> Result<(Process, Process, kube::Clie
             format!("--tls-private-key-file={}", path("apiserver.key")),
             format!("--client-ca-file={}", path("ca.crt")),
             format!("--cert-dir={}", path("cert-dir")),
-            "--service-cluster-ip-range=10.0.0.0/24".into(),
+            // Room for thousands of Services (a /24 runs out at 254 ClusterIPs).
+            "--service-cluster-ip-range=10.0.0.0/16".into(),
             "--service-account-issuer=https://localhost".into(),
             format!("--service-account-key-file={}", path("sa.pub")),
             format!("--service-account-signing-key-file={}", path("sa.key")),
