@@ -335,6 +335,8 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
     // Create the Applications.
     let m0 = scrape(&client).await?;
     let cp0 = control_plane_cpu(ticks);
+    let busy0 = machine_busy_s(ticks);
+    let self0 = cpu_seconds(std::process::id(), ticks).unwrap_or_default();
     let t0_wall = now_us();
     let t0 = Instant::now();
     let resource = ApiResource::from_gvk_with_plural(
@@ -410,6 +412,11 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
     operator.ensure_running()?;
     let end = sample(pid, ticks)?;
     let cp1 = control_plane_cpu(ticks);
+    let busy1 = machine_busy_s(ticks);
+    let self1 = cpu_seconds(std::process::id(), ticks).unwrap_or_default();
+    let ours_cpu =
+        (end.cpu_s - idle.cpu_s) + (self1 - self0) + diff_maps(&cp0, &cp1).values().sum::<f64>();
+    let elapsed_s = t0.elapsed().as_secs_f64();
     let exit = operator.stop(Duration::from_secs(15));
     drop(cp);
 
@@ -475,6 +482,10 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
         "cpu_to_converged_s": round(at_converged.cpu_s - idle.cpu_s, 2),
         "cpu_steady_s": round(end.cpu_s - before_steady.cpu_s, 2),
         "control_plane_cpu_s_from_create_to_end": diff_maps(&cp0, &cp1),
+        // Busy CPU time of the whole machine over the same span minus the operator's, the
+        // control plane's and this harness's: what anything else on the machine used.
+        "other_processes_cpu_s_from_create_to_end": round(busy1 - busy0 - ours_cpu, 1),
+        "create_to_end_s": round(elapsed_s, 1),
         "steady_state_writes": steady_writes,
         "requests_per_app": round(converge.len() as f64 / args.apps as f64, 2),
         "operator_requests": {
@@ -701,6 +712,22 @@ fn cpu_seconds(pid: u32, ticks: f64) -> Option<f64> {
     let utime: f64 = fields.get(11)?.parse().ok()?;
     let stime: f64 = fields.get(12)?.parse().ok()?;
     Some((utime + stime) / ticks)
+}
+
+/// Busy CPU seconds of the whole machine since boot (all cores), from /proc/stat.
+fn machine_busy_s(ticks: f64) -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(cpu) = stat.lines().find(|l| l.starts_with("cpu ")) else {
+        return 0.0;
+    };
+    let f: Vec<f64> = cpu
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal: everything but idle and iowait.
+    let busy: f64 = [0, 1, 2, 5, 6, 7].iter().filter_map(|&i| f.get(i)).sum();
+    busy / ticks
 }
 
 fn clock_ticks() -> Result<f64, Error> {
