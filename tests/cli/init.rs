@@ -88,7 +88,11 @@ fn init_refuses_to_overwrite_files_and_lists_them() {
     let (_tmp, dir) = project_dir();
     std::fs::write(dir.join("Cargo.toml"), "[package]\n").unwrap();
     std::fs::write(dir.join("Makefile"), "all:\n").unwrap();
-    assert_refused(&dir, opsdk(&dir).arg("init"), "Cargo.toml, Makefile\nhelp: move them away, or run this in an empty directory");
+    assert_refused(
+        &dir,
+        opsdk(&dir).arg("init"),
+        "Cargo.toml, Makefile\nhelp: move them away, or run this in an empty directory",
+    );
 }
 
 #[test]
