@@ -73,6 +73,9 @@ say "load average at start: $LOADAVG ($CI_STATE)"
 say "building opsdk (release), the control plane, kubebuilder $KB_VERSION and the harness"
 step build-opsdk cargo build --release --manifest-path "$ROOT/Cargo.toml"
 OPSDK=$ROOT/target/release/opsdk
+# The commit measured; -dirty when src/ or templates/ had uncommitted changes at build time.
+OPSDK_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)
+[ -z "$(git -C "$ROOT" status --porcelain -- src templates Cargo.toml Cargo.lock)" ] || OPSDK_COMMIT+=-dirty
 step k8s-assets "$ROOT/hack/k8s-assets.sh"
 export KUBEBUILDER_ASSETS
 KUBEBUILDER_ASSETS=$(tail -n 1 "$LOGS/k8s-assets.log")
@@ -224,8 +227,8 @@ steps_json=$(for k in "${!STEP_S[@]}"; do printf '%s\t%s\n' "$k" "${STEP_S[$k]}"
 versions=$(jq -n -c --arg cargo "$(cargo --version)" --arg go "$(go version)" \
   --arg kb "$("$KUBEBUILDER" version 2>/dev/null | tr -s ' ' | paste -sd ';' -)" \
   --arg opsdk "$("$OPSDK" version 2>/dev/null | paste -sd ';' -)" \
-  --arg k8s "$(basename "$KUBEBUILDER_ASSETS")" \
-  '{cargo: $cargo, go: $go, kubebuilder: $kb, opsdk: $opsdk, control_plane: $k8s}')
+  --arg k8s "$(basename "$KUBEBUILDER_ASSETS")" --arg commit "$OPSDK_COMMIT" \
+  '{cargo: $cargo, go: $go, kubebuilder: $kb, opsdk: $opsdk, opsdk_commit: $commit, control_plane: $k8s}')
 
 jq -n \
   --slurpfile ops "$WORK/cp-opsdk.json" --slurpfile kb "$WORK/cp-kubebuilder.json" \
@@ -296,7 +299,7 @@ jq -r '
   def yes(b): if b then "met" else "missed" end;
   "# opsdk vs kubebuilder: benchmark of \(.date)",
   "",
-  "Machine: \(.machine). Produced by `bench/run.sh`; the numbers behind each row are in `latest.json` (notes, details).",
+  "Machine: \(.machine). opsdk \(.details.versions.opsdk_commit), kubebuilder v4.16.0. Produced by `bench/run.sh`; the numbers behind each row are in `latest.json` (notes, details).",
   "",
   "| metric | opsdk | kubebuilder | opsdk / kubebuilder | target | |",
   "|---|---|---|---|---|---|",
