@@ -15,7 +15,7 @@ use k8s_openapi::api::{apps::v1 as appsv1, core::v1 as corev1};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::watcher;
@@ -36,6 +36,9 @@ const CONTROLLER: &str = "{{ r.name_stem }}";
 pub const FINALIZER: &str = "{{ r.finalizer }}";
 /// Label on every child, so our watches see only our objects.
 const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", MANAGER);
+/// {{ r.kind }}s reconciled at once. Unbounded, a burst of thousands opens as many API
+/// connections at once; a bound keeps memory flat and reuses pooled connections.
+const CONCURRENCY: u16 = 16;
 /// How often a quiet {{ r.kind }} is checked again, to catch drift a watch could have missed.
 const RESYNC: Duration = Duration::from_secs(300);
 {% include "_partials/controller_loop.rs" %}

@@ -11,6 +11,7 @@ pub async fn run(ctx: Arc<Context>) {
         .owns(Api::<appsv1::Deployment>::all(client.clone()), owned.clone())
         .owns(Api::<corev1::Service>::all(client), owned)
 {%- endif %}
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .shutdown_on_signal()
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::watcher;
 use kube::ResourceExt;
@@ -23,6 +23,9 @@ use crate::{Context, Error, Result};
 const CONTROLLER: &str = "{{ r.name_stem }}";
 /// Holds each {{ r.kind }} until `cleanup` has run.
 pub const FINALIZER: &str = "{{ r.finalizer }}";
+/// {{ r.kind }}s reconciled at once. Unbounded, a burst of thousands opens as many API
+/// connections at once; a bound keeps memory flat and reuses pooled connections.
+const CONCURRENCY: u16 = 16;
 /// How often a quiet {{ r.kind }} is checked again.
 const RESYNC: Duration = Duration::from_secs(300);
 {% include "_partials/controller_loop.rs" %}

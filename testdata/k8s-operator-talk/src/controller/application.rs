@@ -14,7 +14,7 @@ use k8s_openapi::api::{apps::v1 as appsv1, core::v1 as corev1};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::watcher;
@@ -35,6 +35,9 @@ const CONTROLLER: &str = "application";
 pub const FINALIZER: &str = "applications.minetto.dev/finalizer";
 /// Label on every child, so our watches see only our objects.
 const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", MANAGER);
+/// Applications reconciled at once. Unbounded, a burst of thousands opens as many API
+/// connections at once; a bound keeps memory flat and reuses pooled connections.
+const CONCURRENCY: u16 = 16;
 /// How often a quiet Application is checked again, to catch drift a watch could have missed.
 const RESYNC: Duration = Duration::from_secs(300);
 
@@ -51,6 +54,7 @@ pub async fn run(ctx: Arc<Context>) {
         owned.clone(),
     )
     .owns(Api::<corev1::Service>::all(client), owned)
+    .with_config(controller::Config::default().concurrency(CONCURRENCY))
     .shutdown_on_signal()
     .run(reconcile, error_policy, ctx)
     .for_each(|result| async move {
