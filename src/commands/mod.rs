@@ -15,7 +15,7 @@ use crate::writer::{self, Force};
 /// Formats the plan's Rust files, checks the plan and writes it (or prints it for
 /// `--dry-run`), then prints `next` steps.
 fn finish(root: &Path, mut plan: Plan, force: Force, dry_run: bool, next: &str) -> Result<()> {
-    let formatted = format::rust_files(&mut plan)?;
+    let formatted = format::rust_files(root, &mut plan)?;
     let actions = writer::check(root, &plan, force)?;
     let mut out = std::io::stdout().lock();
     if !formatted {
