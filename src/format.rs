@@ -1,9 +1,9 @@
 //! Formats the planned Rust files with rustfmt, as kubebuilder runs `go fmt` after scaffolding:
 //! kind names of any length must still give a project that passes `cargo fmt --check`.
-//! One rustfmt run over a scratch copy outside the project keeps it to a few milliseconds.
+//! rustfmt runs over a scratch copy outside the project, one process per core.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use anyhow::{Context as _, Result, bail};
 
@@ -29,20 +29,48 @@ pub fn rust_files(root: &Path, plan: &mut Plan) -> Result<bool> {
             .with_context(|| format!("writing {}", path.display()))?;
         paths.push(path);
     }
-    let output = match Command::new(rustfmt(root))
-        .args(["--edition", "2024", "--config", "skip_children=true"])
-        .args(&paths)
-        .output()
-    {
-        Ok(output) => output,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e).context("running rustfmt"),
-    };
-    if !output.status.success() {
-        bail!(
-            "rustfmt rejected the generated code (a template bug): {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+    // One rustfmt per core, all at once; each file goes to the least loaded, largest first.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(paths.len());
+    let mut by_size: Vec<(usize, &PathBuf)> = rust
+        .iter()
+        .map(|&i| plan.files[i].contents.len())
+        .zip(&paths)
+        .collect();
+    by_size.sort_by_key(|(size, _)| std::cmp::Reverse(*size));
+    let mut batches: Vec<(usize, Vec<&PathBuf>)> = vec![(0, Vec::new()); workers];
+    for (size, path) in by_size {
+        let lightest = batches
+            .iter_mut()
+            .min_by_key(|(load, _)| *load)
+            .expect("one worker at least");
+        lightest.0 += size;
+        lightest.1.push(path);
+    }
+    let program = rustfmt(root);
+    let mut children = Vec::new();
+    for (_, batch) in &batches {
+        let child = Command::new(&program)
+            .args(["--edition", "2024", "--config", "skip_children=true"])
+            .args(batch)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn();
+        match child {
+            Ok(child) => children.push(child),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e).context("running rustfmt"),
+        }
+    }
+    for child in children {
+        let output = child.wait_with_output().context("running rustfmt")?;
+        if !output.status.success() {
+            bail!(
+                "rustfmt rejected the generated code (a template bug): {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
     }
     for (path, &i) in paths.iter().zip(&rust) {
         plan.files[i].contents =
