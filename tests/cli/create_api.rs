@@ -4,20 +4,17 @@ use crate::support::*;
 fn the_article_api_is_applications_minetto_dev() {
     let (_tmp, dir) = project_dir();
     init(&dir);
-    let out = opsdk(&dir)
-        .args([
-            "create",
-            "api",
+    let stdout = create_api(
+        &dir,
+        &[
             "--version",
             "v1alpha1",
             "--kind",
             "Application",
             "--resource",
             "--controller",
-        ])
-        .assert()
-        .success();
-    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        ],
+    );
     assert!(
         stdout.contains("create src/api/v1alpha1/application.rs"),
         "{stdout}"
@@ -131,8 +128,7 @@ fn the_same_api_twice_is_refused_and_force_rewrites_only_that_kind() {
         let text = std::fs::read_to_string(file).unwrap();
         std::fs::write(file, format!("{text}// edited by hand\n")).unwrap();
     }
-    let out = opsdk(&dir).args(args).arg("--force").assert().success();
-    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let stdout = succeed(&dir, &[&args[..], &["--force"]].concat());
     assert!(
         stdout.contains("overwrite src/controller/application.rs"),
         "{stdout}"
@@ -159,19 +155,16 @@ fn dry_run_lists_the_changes_and_writes_nothing() {
     let (_tmp, dir) = project_dir();
     init(&dir);
     let before = snapshot(&dir);
-    let out = opsdk(&dir)
-        .args([
-            "create",
-            "api",
+    let stdout = create_api(
+        &dir,
+        &[
             "--version",
             "v1alpha1",
             "--kind",
             "Application",
             "--dry-run",
-        ])
-        .assert()
-        .success();
-    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        ],
+    );
     assert!(
         stdout.contains("would create src/controller/application.rs"),
         "{stdout}"

@@ -3,11 +3,7 @@ use crate::support::*;
 #[test]
 fn init_writes_a_project_and_says_what_next() {
     let (_tmp, dir) = project_dir();
-    let out = opsdk(&dir)
-        .args(["init", "--domain", DOMAIN, "--repo", REPO])
-        .assert()
-        .success();
-    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let stdout = succeed(&dir, &["init", "--domain", DOMAIN, "--repo", REPO]);
     assert!(stdout.contains("create Cargo.toml"), "{stdout}");
     assert!(stdout.contains("opsdk create api"), "{stdout}");
     let cargo = read(&dir, "Cargo.toml");
@@ -63,8 +59,7 @@ fn project_name_flag_wins_and_no_license_writes_none() {
 #[test]
 fn init_dry_run_writes_nothing() {
     let (_tmp, dir) = project_dir();
-    let out = opsdk(&dir).args(["init", "--dry-run"]).assert().success();
-    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let stdout = succeed(&dir, &["init", "--dry-run"]);
     assert!(
         stdout.contains("would create Cargo.toml") && stdout.contains("nothing was written"),
         "{stdout}"
@@ -111,12 +106,10 @@ fn init_never_writes_through_a_symlink() {
 #[test]
 fn version_and_completion() {
     let (_tmp, dir) = project_dir();
-    let out = opsdk(&dir).arg("version").assert().success();
-    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let stdout = succeed(&dir, &["version"]);
     assert!(
         stdout.contains("opsdk ") && stdout.contains("kube 5"),
         "{stdout}"
     );
-    let out = opsdk(&dir).args(["completion", "bash"]).assert().success();
-    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("_opsdk"));
+    assert!(succeed(&dir, &["completion", "bash"]).contains("_opsdk"));
 }

@@ -24,19 +24,18 @@ pub fn opsdk(dir: &Path) -> Command {
     cmd
 }
 
-pub fn init(dir: &Path) {
-    opsdk(dir)
-        .args(["init", "--domain", DOMAIN, "--repo", REPO])
-        .assert()
-        .success();
+/// Runs opsdk with `args` in `dir`, expects success, and returns its stdout.
+pub fn succeed(dir: &Path, args: &[&str]) -> String {
+    let out = opsdk(dir).args(args).assert().success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
 }
 
-pub fn create_api(dir: &Path, args: &[&str]) {
-    opsdk(dir)
-        .args(["create", "api"])
-        .args(args)
-        .assert()
-        .success();
+pub fn init(dir: &Path) {
+    succeed(dir, &["init", "--domain", DOMAIN, "--repo", REPO]);
+}
+
+pub fn create_api(dir: &Path, args: &[&str]) -> String {
+    succeed(dir, &[&["create", "api"], args].concat())
 }
 
 /// The article's project: `init` plus the Application API and controller.
