@@ -39,7 +39,6 @@ pub struct ProjectContext {
     /// Whether some kind has several versions (the API registry then merges CRDs).
     pub merges_versions: bool,
     pub versions: Versions,
-    pub opsdk_version: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -47,7 +46,6 @@ pub struct ResourceContext {
     pub kind: String,
     /// The Rust struct name (the kind unless that would shadow a name in use).
     pub type_name: String,
-    pub kind_lower: String,
     pub kind_snake: String,
     pub kind_kebab: String,
     pub plural: String,
@@ -144,7 +142,6 @@ impl ResourceContext {
         ResourceContext {
             kind: resource.kind.clone(),
             type_name: type_ident(&resource.kind),
-            kind_lower: resource.kind.to_lowercase(),
             kind_kebab: resource.kind.to_kebab_case(),
             plural: resource.plural.clone(),
             short_name: resource.short_name.clone(),
@@ -212,7 +209,6 @@ impl ProjectContext {
             any_deploy_image: resources.iter().any(|r| r.controller && r.deploy_image),
             resources,
             versions: VERSIONS,
-            opsdk_version: env!("CARGO_PKG_VERSION"),
         }
     }
 }
