@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
 # Runs every test of opsdk: formatting and clippy of opsdk itself, its unit and CLI tests, the
 # golden copy, the generated projects' own checks (rustfmt, clippy, unit tests, envtest suites
-# against a real kube-apiserver, crdgen), and the article's walkthrough end to end.
+# against a real kube-apiserver, crdgen), the article's walkthrough end to end, and the
+# article's image steps (docker-build, docker-push, deploy) with buildah and a local registry.
 #
-# Builds (or reuses) the control plane with hack/k8s-assets.sh. A missing control plane fails
-# the run instead of skipping the suites that need it.
+# Builds (or reuses) the control plane with hack/k8s-assets.sh and the stand-in base images with
+# hack/local-images.sh. Needs root on Debian for the image steps: it installs buildah,
+# debootstrap and docker-registry when missing. Nothing that is missing is skipped: it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+missing=()
+for pkg in buildah debootstrap docker-registry; do
+    command -v "$pkg" >/dev/null || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
 
 KUBEBUILDER_ASSETS=$(hack/k8s-assets.sh | tail -n 1)
 export KUBEBUILDER_ASSETS
 export ENVTEST_REQUIRED=1
+hack/local-images.sh >/dev/null
 # One target directory for every generated project, outside the clone.
 export OPSDK_TARGET_DIR=${OPSDK_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/opsdk/target-gen}
 

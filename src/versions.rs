@@ -5,7 +5,10 @@ use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Versions {
+    /// The minimum Rust version (Cargo.toml's rust-version: kube 5's own).
     pub rust: &'static str,
+    /// The Rust release of the Dockerfile's builder image.
+    pub rust_builder: &'static str,
     pub kube: &'static str,
     pub k8s_openapi: &'static str,
     /// The one k8s-openapi version feature: the Kubernetes minor our control plane runs.
@@ -33,6 +36,7 @@ pub struct Versions {
 
 pub const VERSIONS: Versions = Versions {
     rust: "1.89",
+    rust_builder: "1.95",
     kube: "5.0.0",
     k8s_openapi: "0.29.0",
     k8s_feature: "v1_37",

@@ -3,14 +3,13 @@
 //! real control plane (etcd, kube-apiserver, kube-controller-manager for garbage collection).
 //! Run by hack/test.sh, which builds the control plane (hack/k8s-assets.sh).
 
-use std::ffi::OsString;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
 
 use crate::envtest;
 use crate::generated::{run, target_dir};
+use crate::host::*;
 use crate::kubectl::Kubectl;
 use crate::support::*;
 
@@ -31,51 +30,6 @@ spec:
   replicas: 2
   port: 80
 ";
-
-/// The manager process, killed (and its log shown) if the test fails before it stops it.
-struct Manager(Child, PathBuf);
-
-impl Drop for Manager {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-        if std::thread::panicking() {
-            eprintln!(
-                "manager log:\n{}",
-                std::fs::read_to_string(&self.1).unwrap_or_default()
-            );
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn http_get(port: u16, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
-}
-
-fn path_with(dir: &Path) -> OsString {
-    let mut paths = vec![dir.to_path_buf()];
-    paths.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    std::env::join_paths(paths).unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs the control plane and builds the generated project; run by hack/test.sh"]
@@ -128,21 +82,14 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
 
     // `make run`, with the binary we just built.
     let (metrics, probes) = (free_port(), free_port());
-    let log = std::fs::File::create(dir.join("manager.log")).unwrap();
-    let mut manager = Manager(
-        Command::new(target_dir().join("debug/k8s-operator-talk"))
-            .args([
-                format!("--metrics-bind-address=127.0.0.1:{metrics}"),
-                format!("--health-probe-bind-address=127.0.0.1:{probes}"),
-                "--leader-elect".into(),
-            ])
-            .env("KUBECONFIG", &kubeconfig)
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap(),
-        dir.join("manager.log"),
-    );
+    let mut cmd = Command::new(target_dir().join("debug/k8s-operator-talk"));
+    cmd.args([
+        format!("--metrics-bind-address=127.0.0.1:{metrics}"),
+        format!("--health-probe-bind-address=127.0.0.1:{probes}"),
+        "--leader-elect".into(),
+    ])
+    .env("KUBECONFIG", &kubeconfig);
+    let mut manager = Background::spawn(cmd, dir.join("manager.log"));
 
     // With --leader-elect the manager holds a Lease before it reconciles.
     kubectl.eventually(
@@ -361,29 +308,11 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
     kubectl.ok_with_stdin(&["create", "--dry-run=server", "-f", "-"], Some(&pod));
 
     // SIGTERM: the manager stops cleanly within the manifests' grace period (10 s).
-    let pid = manager.0.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = manager.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the manager did not stop within 10 s of SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = manager.terminate(Duration::from_secs(10));
     assert!(
         status.success(),
         "the manager exited with {status}: {}",
-        std::fs::read_to_string(dir.join("manager.log")).unwrap_or_default()
+        manager.log()
     );
 }
 

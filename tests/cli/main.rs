@@ -5,6 +5,8 @@ mod create_api;
 mod e2e;
 mod generated;
 mod golden;
+mod host;
+mod image;
 mod init;
 mod kubectl;
 mod many_kinds;

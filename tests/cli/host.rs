@@ -1,0 +1,124 @@
+//! Host helpers for the end-to-end tests: free ports, plain HTTP, PATH, and background
+//! processes that never outlive a test.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// GET `path` from 127.0.0.1:`port`; the whole response, or "" when nothing listens yet.
+pub fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return String::new();
+    };
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+/// Polls `http_get` until the response starts with `HTTP/1.1 200`.
+pub fn wait_for_ok(what: &str, port: u16, path: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let response = http_get(port, path);
+        if response.starts_with("HTTP/1.1 200") {
+            return response;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} never answered 200 on {path}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// $PATH with `dir` first.
+pub fn path_with(dir: &Path) -> OsString {
+    let mut paths = vec![dir.to_path_buf()];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(paths).unwrap()
+}
+
+/// A process started in its own process group, its output in a log file. Dropping it kills the
+/// whole group (a `buildah run` forks the container's process) and, if the test is failing,
+/// prints the log.
+pub struct Background {
+    pub child: Child,
+    log: PathBuf,
+}
+
+impl Background {
+    pub fn spawn(mut cmd: Command, log: PathBuf) -> Self {
+        let out = File::create(&log).unwrap();
+        let child = cmd
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
+        Self { child, log }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM to the group; the exit status, or a failed test after `grace`.
+    pub fn terminate(&mut self, grace: Duration) -> ExitStatus {
+        self.signal_group("-TERM");
+        self.wait(grace)
+    }
+
+    /// The exit status, or a failed test if the process is still running after `grace`.
+    pub fn wait(&mut self, grace: Duration) -> ExitStatus {
+        let deadline = Instant::now() + grace;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{:?} did not stop within {grace:?}",
+                self.log
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn signal_group(&self, signal: &str) {
+        // The group id is the child's pid (process_group(0)).
+        let _ = Command::new("kill")
+            .args([signal, "--", &format!("-{}", self.child.id())])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.signal_group("-KILL");
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("log of {}:\n{}", self.log.display(), self.log());
+        }
+    }
+}
