@@ -6,7 +6,15 @@ pub async fn run(ctx: Arc<Context>) {
 {%- if r.deploy_image %}
     let owned = watcher::Config::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
 {%- endif %}
-    Controller::new(Api::<{{ r.type_name }}>::all(client.clone()), watcher::Config::default().any_semantic())
+    // The controller's cache of {{ r.kind }}s, without managedFields: nothing here reads them,
+    // and they are most of each cached object's memory.
+    let (reader, writer) = reflector::store();
+    let objects = watcher(Api::<{{ r.type_name }}>::all(client.clone()), watcher::Config::default().any_semantic())
+        .default_backoff()
+        .modify(|obj| obj.managed_fields_mut().clear())
+        .reflect(writer)
+        .touched_objects();
+    Controller::for_stream(objects, reader)
 {%- if r.deploy_image %}
         .owns(Api::<appsv1::Deployment>::all(client.clone()), owned.clone())
         .owns(Api::<corev1::Service>::all(client), owned)

@@ -17,7 +17,7 @@ use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -45,24 +45,32 @@ const RESYNC: Duration = Duration::from_secs(300);
 pub async fn run(ctx: Arc<Context>) {
     let client = ctx.client.clone();
     let owned = watcher::Config::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
-    Controller::new(
+    // The controller's cache of Applications, without managedFields: nothing here reads them,
+    // and they are most of each cached object's memory.
+    let (reader, writer) = reflector::store();
+    let objects = watcher(
         Api::<Application>::all(client.clone()),
         watcher::Config::default().any_semantic(),
     )
-    .owns(
-        Api::<appsv1::Deployment>::all(client.clone()),
-        owned.clone(),
-    )
-    .owns(Api::<corev1::Service>::all(client), owned)
-    .with_config(controller::Config::default().concurrency(CONCURRENCY))
-    .shutdown_on_signal()
-    .run(reconcile, error_policy, ctx)
-    .for_each(|result| async move {
-        if let Err(err) = result {
-            warn!(controller = CONTROLLER, "{err}");
-        }
-    })
-    .await;
+    .default_backoff()
+    .modify(|obj| obj.managed_fields_mut().clear())
+    .reflect(writer)
+    .touched_objects();
+    Controller::for_stream(objects, reader)
+        .owns(
+            Api::<appsv1::Deployment>::all(client.clone()),
+            owned.clone(),
+        )
+        .owns(Api::<corev1::Service>::all(client), owned)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .shutdown_on_signal()
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(err) = result {
+                warn!(controller = CONTROLLER, "{err}");
+            }
+        })
+        .await;
 }
 
 /// Reconciles one Application through the finalizer: `apply` while it lives, `cleanup` once
