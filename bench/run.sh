@@ -212,6 +212,8 @@ say "kubebuilder's operator against a fresh control plane ($APPS Applications)"
 step cp-kubebuilder "$HARNESS" --flavor=kubebuilder --manager="$WORK/bin/kubebuilder-manager" \
   --crds="$KB_PROJECT/config/crd/bases" --group="$KB_GROUP.$DOMAIN" --apps="$APPS" \
   --steady="$STEADY_S" --out="$WORK/cp-kubebuilder.json" --logs="$LOGS/cp-kubebuilder"
+say "the API server alone: the children created directly, no operator"
+step floor "$HARNESS" --flavor=floor --apps="$APPS" --out="$WORK/floor.json" --logs="$LOGS/floor"
 rm -f "$LOGS"/cp-*/audit.log.gz
 gzip -f "$LOGS"/cp-*/audit.log
 
@@ -232,6 +234,7 @@ versions=$(jq -n -c --arg cargo "$(cargo --version)" --arg go "$(go version)" \
 
 jq -n \
   --slurpfile ops "$WORK/cp-opsdk.json" --slurpfile kb "$WORK/cp-kubebuilder.json" \
+  --slurpfile floor "$WORK/floor.json" \
   --arg date "$DATE" --arg machine "$MACHINE" --arg load "$LOADAVG" --arg ci "$CI_STATE" \
   --argjson runs "$SCAFFOLD_RUNS" --argjson apps "$APPS" \
   --argjson ops_med "$OPS_MED" --argjson ops_min "$OPS_MIN" --argjson ops_max "$OPS_MAX" \
@@ -246,7 +249,7 @@ jq -n \
   --argjson ops_mb "$OPS_BIN_MB" --argjson kb_mb "$KB_BIN_MB" --argjson kb_mb_default "$KB_BIN_DEFAULT_MB" \
   --argjson scaling "$SCALING_JSON" --argjson steps "$steps_json" --argjson versions "$versions" \
   --argjson total "$TOTAL_S" --arg kbgroup "$KB_GROUP" '
-  ($ops[0]) as $o | ($kb[0]) as $k |
+  ($ops[0]) as $o | ($kb[0]) as $k | ($floor[0]) as $f |
   def pair(a; b): {opsdk: a, kubebuilder: b};
   {
     scaffold_ms: pair($ops_med; $kb_med),
@@ -269,6 +272,7 @@ jq -n \
       "binary_mb: stripped manager binaries (opsdk release profile; go -ldflags=\"-s -w\"); kubebuilder'"'"'s default make build binary (with symbols and DWARF, the one run on the control plane) is \($kb_mb_default) MB",
       "control plane: etcd, kube-apiserver, kube-controller-manager \($versions.control_plane) (controllers: \($o.kube_controller_manager | join(", ")); its client rate limit lifted), fresh for each operator; no scheduler or kubelet, so Pods stay Pending. \($apps) Applications, one per namespace app-NNNN (namespaces made before the operator starts), same image nginx:latest, 1 replica, port 80, created with 32 requests in flight. managers: opsdk'"'"'s release binary, kubebuilder'"'"'s default go build binary (what make build makes), each with KUBECONFIG (admin), metrics off, probes on; kubebuilder'"'"'s with APPLICATION_IMAGE=nginx:latest",
       "converge_1000_s: from the first create to every child existing with the right spec, seen by a watch: opsdk Deployment and NodePort Service (Deployments alone: \($o.deployments_converged_s) s, Services: \($o.services_converged_s) s); kubebuilder Deployment only (its deploy-image controller makes no Service)",
+      "floor: the API server alone on the same kind of fresh control plane, no operator: the harness server-side applies \($f.apps) Deployments shaped like opsdk'"'"'s (\($f.deployments_s) s), then \($f.apps) NodePort Services (\($f.nodeport_services_s) s), \($f.in_flight) in flight. No operator converges faster than that; half of kubebuilder'"'"'s converge time is \(($k.converge_s / 2 * 100 | round) / 100) s",
       "rss: VmRSS of the manager 15 s after it is ready (idle) and after the steady-state window (1000); anonymous part idle/1000: opsdk \($o.rss_anon_idle_mb)/\($o.rss_anon_1000_mb) MB, kubebuilder \($k.rss_anon_idle_mb)/\($k.rss_anon_1000_mb) MB; peak (VmHWM) opsdk \($o.rss_peak_mb) MB, kubebuilder \($k.rss_peak_mb) MB",
       "steady state: the window starts \($o.steady_window_starts_after_create_s) s (opsdk) / \($k.steady_window_starts_after_create_s) s (kubebuilder) after the first create: at least 65 s after convergence (kubebuilder requeues one minute after creating a Deployment) and once kube-controller-manager has written nothing for 10 s; writes counted from the apiserver audit log by user agent (the operator'"'"'s only). apiserver_request_total over the same window, all clients, by verb: opsdk \($o.apiserver_request_total.steady_window_by_verb | tostring), kubebuilder \($k.apiserver_request_total.steady_window_by_verb | tostring)",
       "requests_per_app: the operator'"'"'s requests (audit log, by user agent) from the first create to the start of the steady window, divided by \($apps); by verb: opsdk \($o.operator_requests.create_to_steady_window | tostring), kubebuilder \($k.operator_requests.create_to_steady_window | tostring)",
@@ -283,7 +287,8 @@ jq -n \
       kubebuilder_default_binary_mb: $kb_mb_default,
       step_wall_s: $steps,
       versions: $versions,
-      control_plane: {opsdk: $o, kubebuilder: $k}
+      control_plane: {opsdk: $o, kubebuilder: $k},
+      floor: $f
     }
   }' >"$WORK/latest.json"
 
@@ -315,7 +320,7 @@ jq -r '
   row("requests per Application to converge"; .requests_per_app; ""; ""),
   row("operator CPU over the run, s"; .cpu_s; ""; ""),
   "",
-  "opsdk converge split: Deployments \(.details.control_plane.opsdk.deployments_converged_s) s, Services \(.details.control_plane.opsdk.services_converged_s) s (kubebuilder makes Deployments only).",
+  "opsdk converge split: Deployments \(.details.control_plane.opsdk.deployments_converged_s) s, Services \(.details.control_plane.opsdk.services_converged_s) s (kubebuilder makes Deployments only). The API server alone, no operator, \(.details.floor.in_flight) in flight: \(.details.floor.apps) Deployments \(.details.floor.deployments_s) s, \(.details.floor.apps) NodePort Services \(.details.floor.nodeport_services_s) s.",
   "",
   "opsdk as a project grows (time and peak RSS of the last `create api`, peak RSS includes rustfmt):",
   "",

@@ -23,13 +23,18 @@
 //! makes one per Application), and a `kube-controller-manager` wrapper that lifts its client
 //! rate limit (see `KCM_QPS`).
 //!
+//! With `--flavor=floor` there is no operator: the harness creates the children itself and
+//! times the API server alone (see floor.rs).
+//!
 //! Usage (bench/run.sh calls it):
 //!   opsdk-bench-harness --flavor=opsdk|kubebuilder --manager=BIN --crds=DIR --group=GROUP
 //!     --out=FILE.json --logs=DIR [--apps=1000] [--image=nginx:latest] [--idle=15] [--settle=65]
 //!     [--max-settle=480] [--steady=60] [--timeout=600]
+//!   opsdk-bench-harness --flavor=floor --out=FILE.json --logs=DIR [--apps=1000]
 
 #[path = "../../../templates/tests/envtest/mod.rs"]
 mod envtest;
+mod floor;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
@@ -75,6 +80,8 @@ const CREATE_CONCURRENCY: usize = 32;
 enum Flavor {
     Opsdk,
     Kubebuilder,
+    /// No operator: the API server alone.
+    Floor,
 }
 
 struct Args {
@@ -114,13 +121,29 @@ fn parse_args() -> Result<Args, Error> {
     let flavor = match get("flavor")?.as_str() {
         "opsdk" => Flavor::Opsdk,
         "kubebuilder" => Flavor::Kubebuilder,
-        other => return Err(format!("--flavor={other}: expected opsdk or kubebuilder").into()),
+        "floor" => Flavor::Floor,
+        other => {
+            return Err(format!("--flavor={other}: expected opsdk, kubebuilder or floor").into());
+        }
+    };
+    // The floor runs no operator, so it needs no manager, CRDs or group.
+    let operator = flavor != Flavor::Floor;
+    let path = |key: &str| -> Result<PathBuf, Error> {
+        Ok(if operator {
+            std::fs::canonicalize(get(key)?)?
+        } else {
+            PathBuf::new()
+        })
     };
     Ok(Args {
         flavor,
-        manager: std::fs::canonicalize(get("manager")?)?,
-        crds: std::fs::canonicalize(get("crds")?)?,
-        group: get("group")?,
+        manager: path("manager")?,
+        crds: path("crds")?,
+        group: if operator {
+            get("group")?
+        } else {
+            String::new()
+        },
         apps: map
             .get("apps")
             .map(|v| v.parse())
@@ -155,8 +178,14 @@ fn main() -> ExitCode {
             .block_on(async {
                 // Interrupted (Ctrl-C, SIGTERM): dropping `run` stops the operator and the
                 // control plane, which would otherwise outlive us.
+                let report = async {
+                    match args.flavor {
+                        Flavor::Floor => floor::floor(&args, &assets).await,
+                        _ => run(&args, &assets).await,
+                    }
+                };
                 tokio::select! {
-                    report = run(&args, &assets) => report,
+                    report = report => report,
                     () = interrupted() => Err("interrupted".into()),
                 }
             })
@@ -266,19 +295,7 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
     ])?;
 
     let names: Vec<String> = (0..args.apps).map(|i| format!("app-{i:04}")).collect();
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    stream::iter(names.iter().cloned())
-        .map(|name| {
-            let api = namespaces.clone();
-            async move {
-                let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
-                api.create(&PostParams::default(), &ns).await?;
-                Ok::<_, Error>(())
-            }
-        })
-        .buffer_unordered(CREATE_CONCURRENCY)
-        .try_collect::<Vec<()>>()
-        .await?;
+    create_namespaces(&client, &names).await?;
 
     // The operator, as `make run` would start it, with metrics off (nothing scrapes them).
     let probe_port = free_port()?;
@@ -312,6 +329,7 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
         let want = children(match args.flavor {
             Flavor::Opsdk => "-deployment",
             Flavor::Kubebuilder => "",
+            Flavor::Floor => unreachable!("the floor runs no operator"),
         });
         let image = image.clone();
         tokio::spawn(converged(
@@ -350,6 +368,7 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
             let spec = match args.flavor {
                 Flavor::Opsdk => json!({"image": args.image, "replicas": 1, "port": port}),
                 Flavor::Kubebuilder => json!({"size": 1, "containerPort": port}),
+                Flavor::Floor => unreachable!("the floor runs no operator"),
             };
             let obj = json!({
                 "apiVersion": api_version,
@@ -523,6 +542,24 @@ async fn interrupted() {
         _ = int.recv() => {}
         _ = term.recv() => {}
     }
+}
+
+/// The namespaces `names`, 32 requests in flight.
+async fn create_namespaces(client: &Client, names: &[String]) -> Result<(), Error> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    stream::iter(names.iter().cloned())
+        .map(|name| {
+            let api = namespaces.clone();
+            async move {
+                let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+                api.create(&PostParams::default(), &ns).await?;
+                Ok::<_, Error>(())
+            }
+        })
+        .buffer_unordered(CREATE_CONCURRENCY)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
 }
 
 /// A client that sends this harness's user agent.

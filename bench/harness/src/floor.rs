@@ -1,0 +1,105 @@
+//! The API server's own floor for what the operators do: no operator at all, the harness
+//! server-side applies one Deployment per namespace (shaped like opsdk's), then one NodePort
+//! Service per namespace, 32 requests in flight, on the same kind of fresh control plane.
+//! No operator can converge faster than the API server creates its children.
+
+use std::path::Path;
+use std::time::Instant;
+
+use futures::{StreamExt, TryStreamExt, stream};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+use kube::Resource;
+use kube::api::{Api, Patch, PatchParams};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::{
+    Args, CREATE_CONCURRENCY, Error, KCM_CONTROLLERS, create_namespaces, envtest, harness_client,
+    round,
+};
+
+pub async fn floor(args: &Args, _assets: &Path) -> Result<Value, Error> {
+    let mut cp = envtest::ControlPlane::start()
+        .await?
+        .ok_or("KUBEBUILDER_ASSETS is not set")?;
+    cp.start_controller_manager(KCM_CONTROLLERS)?;
+    let client = harness_client(cp.kubeconfig()).await?;
+    let names: Vec<String> = (0..args.apps).map(|i| format!("app-{i:04}")).collect();
+    create_namespaces(&client, &names).await?;
+
+    let labels = |name: &str| json!({"app": name});
+    let deployments = apply_all::<Deployment>(&client, &names, |name| {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": format!("{name}-deployment"), "labels": labels(name)},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels(name)},
+                "template": {
+                    "metadata": {"labels": labels(name)},
+                    "spec": {"containers": [{
+                        "name": format!("{name}-container"),
+                        "image": args.image,
+                        "ports": [{"name": "http", "containerPort": 80, "protocol": "TCP"}],
+                    }]},
+                },
+            },
+        })
+    })
+    .await?;
+    let services = apply_all::<Service>(&client, &names, |name| {
+        json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": format!("{name}-service"), "labels": labels(name)},
+            "spec": {
+                "type": "NodePort",
+                "externalTrafficPolicy": "Local",
+                "selector": labels(name),
+                "ports": [{"name": "http", "port": 80, "targetPort": 80, "protocol": "TCP"}],
+            },
+        })
+    })
+    .await?;
+    Ok(json!({
+        "apps": args.apps,
+        "in_flight": CREATE_CONCURRENCY,
+        "deployments_s": round(deployments, 2),
+        "nodeport_services_s": round(services, 2),
+    }))
+}
+
+/// Server-side applies `object(name)` in namespace `name` for every name; the seconds it took.
+async fn apply_all<K>(
+    client: &kube::Client,
+    names: &[String],
+    object: impl Fn(&str) -> Value,
+) -> Result<f64, Error>
+where
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + Serialize
+        + DeserializeOwned,
+{
+    let params = PatchParams::apply("opsdk-bench-harness").force();
+    let start = Instant::now();
+    stream::iter(names)
+        .map(|name| {
+            let api: Api<K> = Api::namespaced(client.clone(), name);
+            let (params, body) = (&params, object(name));
+            async move {
+                let child_name = body["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                api.patch(&child_name, params, &Patch::Apply(&body)).await?;
+                Ok::<_, Error>(())
+            }
+        })
+        .buffer_unordered(CREATE_CONCURRENCY)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(start.elapsed().as_secs_f64())
+}
