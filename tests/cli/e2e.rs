@@ -55,18 +55,13 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
     article_project(&dir);
     run(&dir, "cargo", &["build"]);
     let kubeconfig = cp.kubeconfig().to_path_buf();
-    let make = Command::new("make")
-        .arg("install")
-        .current_dir(&dir)
-        .env("KUBECONFIG", &kubeconfig)
-        .env("PATH", path_with(&assets))
-        .env("CARGO_TARGET_DIR", target_dir())
-        .output()
-        .unwrap();
-    assert!(
-        make.status.success(),
-        "make install failed:\n{}",
-        String::from_utf8_lossy(&make.stderr)
+    checked(
+        Command::new("make")
+            .arg("install")
+            .current_dir(&dir)
+            .env("KUBECONFIG", &kubeconfig)
+            .env("PATH", path_with(&assets))
+            .env("CARGO_TARGET_DIR", target_dir()),
     );
     let kubectl = Kubectl {
         bin: assets.join("kubectl"),
@@ -276,15 +271,14 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
         "pod-security.kubernetes.io/enforce=restricted",
         "pod-security.kubernetes.io/warn=restricted",
     ]);
-    let overlay = Command::new("make")
-        .args([
+    run(
+        &dir,
+        "make",
+        &[
             "deploy-overlay",
             "IMG=registry.example/k8s-operator-talk:v0.1.0",
-        ])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(overlay.status.success());
+        ],
+    );
     let (_, warnings) = kubectl.ok_with_stdin(
         &[
             "apply",

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::envtest::ControlPlane;
+use crate::host::checked;
 use crate::kubectl::Kubectl;
 use crate::many_kinds::many_kinds_project;
 use crate::support::*;
@@ -25,19 +26,11 @@ pub fn target_dir() -> PathBuf {
 
 /// Runs `program args` in `dir`, failing the test with its output if it fails.
 pub fn run(dir: &Path, program: &str, args: &[&str]) -> String {
-    let output = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .output()
-        .unwrap_or_else(|e| panic!("running {program}: {e}"));
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "`{program} {}` failed in {}:\n{stdout}\n{stderr}",
-        args.join(" "),
-        dir.display()
+    let (stdout, stderr) = checked(
+        Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .env("CARGO_TARGET_DIR", target_dir()),
     );
     format!("{stdout}{stderr}")
 }

@@ -49,6 +49,21 @@ pub fn wait_for_ok(what: &str, port: u16, path: &str) -> String {
     }
 }
 
+/// Runs `cmd`, failing the test with its output if it fails; returns stdout and stderr.
+pub fn checked(cmd: &mut Command) -> (String, String) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {cmd:?} (is it installed?): {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    (stdout, stderr)
+}
+
 /// $PATH with `dir` first.
 pub fn path_with(dir: &Path) -> OsString {
     let mut paths = vec![dir.to_path_buf()];

@@ -35,24 +35,14 @@ impl Containers {
         cmd
     }
 
-    /// Runs `program args`, failing the test with its output if it fails; returns stdout.
+    /// Runs `program args` in `dir`, failing the test with its output if it fails; stdout.
     fn ok(&self, program: &str, args: &[&str], dir: &Path, env: &[(&str, &Path)]) -> String {
         let mut cmd = self.command(program);
         cmd.args(args).current_dir(dir);
         for (key, value) in env {
             cmd.env(key, value);
         }
-        let out = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("running {program} (is it installed?): {e}"));
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "`{program} {}` failed:\n{stdout}\n{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
+        checked(&mut cmd).0
     }
 
     fn buildah(&self, args: &[&str]) -> String {
