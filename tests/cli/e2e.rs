@@ -3,7 +3,6 @@
 //! real control plane (etcd, kube-apiserver, kube-controller-manager for garbage collection).
 //! Run by hack/test.sh, which builds the control plane (hack/k8s-assets.sh).
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
@@ -34,10 +33,7 @@ spec:
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs the control plane and builds the generated project; run by hack/test.sh"]
 async fn the_article_walkthrough_against_a_real_control_plane() {
-    let assets = PathBuf::from(
-        std::env::var_os("KUBEBUILDER_ASSETS")
-            .expect("KUBEBUILDER_ASSETS must name the control-plane binaries (hack/k8s-assets.sh)"),
-    );
+    let assets = kubebuilder_assets();
     let mut cp = envtest::ControlPlane::start()
         .await
         .expect("starting etcd and kube-apiserver")

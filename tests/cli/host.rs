@@ -64,6 +64,14 @@ pub fn checked(cmd: &mut Command) -> (String, String) {
     (stdout, stderr)
 }
 
+/// The control plane's binaries (hack/k8s-assets.sh builds them; hack/test.sh sets this).
+pub fn kubebuilder_assets() -> PathBuf {
+    PathBuf::from(
+        std::env::var_os("KUBEBUILDER_ASSETS")
+            .expect("KUBEBUILDER_ASSETS must name the control-plane binaries (hack/k8s-assets.sh)"),
+    )
+}
+
 /// $PATH with `dir` first.
 pub fn path_with(dir: &Path) -> OsString {
     let mut paths = vec![dir.to_path_buf()];

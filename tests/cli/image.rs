@@ -133,10 +133,7 @@ fn pid_of(prefix: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs root, buildah, docker-registry and the control plane; run by hack/test.sh"]
 async fn the_article_image_is_built_pushed_deployed_and_runs() {
-    let assets = PathBuf::from(
-        std::env::var_os("KUBEBUILDER_ASSETS")
-            .expect("KUBEBUILDER_ASSETS must name the control-plane binaries (hack/k8s-assets.sh)"),
-    );
+    let assets = kubebuilder_assets();
     let (_tmp, dir) = project_dir();
     article_project(&dir);
     let work = tempfile::tempdir().unwrap();
