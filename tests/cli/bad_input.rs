@@ -6,9 +6,7 @@ use crate::support::*;
 fn refuse_create(extra: &[&str], needle: &str) {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
-    let mut cmd = opsdk(&dir);
-    cmd.args(["create", "api"]).args(extra);
-    assert_refused(&dir, &mut cmd, needle);
+    assert_refused(&dir, &mut create_api_cmd(&dir, extra), needle);
 }
 
 fn refuse_init(extra: &[&str], needle: &str) {
@@ -163,15 +161,7 @@ fn rust_names_that_would_clash() {
     let (_tmp, dir) = project_dir();
     init(&dir);
     create_api(&dir, &["--version", "v1", "--kind", "String"]);
-    let mut cmd = opsdk(&dir);
-    cmd.args([
-        "create",
-        "api",
-        "--version",
-        "v1",
-        "--kind",
-        "StringResource",
-    ]);
+    let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "StringResource"]);
     assert_refused(&dir, &mut cmd, "would define the Rust type StringResource");
 }
 

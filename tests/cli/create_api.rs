@@ -100,7 +100,7 @@ fn outside_a_project_points_at_init() {
     let (_tmp, dir) = project_dir();
     assert_refused(
         &dir,
-        opsdk(&dir).args(["create", "api", "--version", "v1", "--kind", "Widget"]),
+        &mut create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]),
         "opsdk init",
     );
 }
@@ -110,15 +110,8 @@ fn the_same_api_twice_is_refused_and_force_rewrites_only_that_kind() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
     create_api(&dir, &["--version", "v1", "--kind", "Widget"]);
-    let args = [
-        "create",
-        "api",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "Application",
-    ];
-    assert_refused(&dir, opsdk(&dir).args(args), "already exists");
+    let args = ["--version", "v1alpha1", "--kind", "Application"];
+    assert_refused(&dir, &mut create_api_cmd(&dir, &args), "already exists");
 
     // The user edits both kinds; --force restores the Application's files only.
     let app = dir.join("src/controller/application.rs");
@@ -128,7 +121,7 @@ fn the_same_api_twice_is_refused_and_force_rewrites_only_that_kind() {
         let text = std::fs::read_to_string(file).unwrap();
         std::fs::write(file, format!("{text}// edited by hand\n")).unwrap();
     }
-    let stdout = succeed(&dir, &[&args[..], &["--force"]].concat());
+    let stdout = create_api(&dir, &[&args[..], &["--force"]].concat());
     assert!(
         stdout.contains("overwrite src/controller/application.rs"),
         "{stdout}"
@@ -178,23 +171,13 @@ fn a_generated_file_the_user_took_over_is_not_overwritten() {
     let (_tmp, dir) = project_dir();
     init(&dir);
     std::fs::write(dir.join("config/rbac/role.yaml"), "# my own role\n").unwrap();
-    let mut cmd = opsdk(&dir);
-    cmd.args(["create", "api", "--version", "v1", "--kind", "Widget"]);
+    let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]);
     assert_refused(
         &dir,
         &mut cmd,
         "refusing to overwrite config/rbac/role.yaml: the first line",
     );
-    let mut forced = opsdk(&dir);
-    forced.args([
-        "create",
-        "api",
-        "--version",
-        "v1",
-        "--kind",
-        "Widget",
-        "--force",
-    ]);
+    let mut forced = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget", "--force"]);
     assert_refused(&dir, &mut forced, "so the file is yours now");
 }
 
@@ -205,7 +188,7 @@ fn a_project_file_written_by_hand_badly_is_reported() {
     std::fs::write(dir.join("PROJECT"), "domain: [\n").unwrap();
     assert_refused(
         &dir,
-        opsdk(&dir).args(["create", "api", "--version", "v1", "--kind", "Widget"]),
+        &mut create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]),
         "not a valid opsdk PROJECT file",
     );
 }
@@ -218,16 +201,7 @@ fn never_writes_through_a_symlinked_file() {
     std::fs::write(&outside, "// not the project's\n").unwrap();
     std::fs::create_dir_all(dir.join("src/controller")).unwrap();
     std::os::unix::fs::symlink(&outside, dir.join("src/controller/widget.rs")).unwrap();
-    let mut cmd = opsdk(&dir);
-    cmd.args([
-        "create",
-        "api",
-        "--version",
-        "v1",
-        "--kind",
-        "Widget",
-        "--force",
-    ]);
+    let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget", "--force"]);
     assert_refused(&dir, &mut cmd, "is a symbolic link");
     assert_eq!(
         std::fs::read_to_string(&outside).unwrap(),

@@ -38,6 +38,13 @@ pub fn create_api(dir: &Path, args: &[&str]) -> String {
     succeed(dir, &[&["create", "api"], args].concat())
 }
 
+/// `opsdk create api args` in `dir`, not yet run.
+pub fn create_api_cmd(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = opsdk(dir);
+    cmd.args(["create", "api"]).args(args);
+    cmd
+}
+
 /// The article's project: `init` plus the Application API and controller.
 pub fn article_project(dir: &Path) {
     init(dir);
