@@ -9,11 +9,15 @@ pub async fn run(ctx: Arc<Context>) {
     // The controller's cache of {{ r.kind }}s, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.
     let (reader, writer) = reflector::store();
+    // Only a new generation (a spec change, or deletion starting) or a finalizer change needs a
+    // reconcile: our own status writes would otherwise each cause one more.
+    let changed = predicates::generation.combine(predicates::finalizers);
     let objects = watcher(Api::<{{ r.type_name }}>::all(client.clone()), watcher::Config::default().any_semantic())
         .default_backoff()
         .modify(|obj| obj.managed_fields_mut().clear())
         .reflect(writer)
-        .touched_objects();
+        .touched_objects()
+        .predicate_filter(changed, PredicateConfig::default());
     Controller::for_stream(objects, reader)
 {%- if r.deploy_image %}
         .owns(Api::<appsv1::Deployment>::all(client.clone()), owned.clone())

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
 use kube::ResourceExt;
 use serde_json::json;
 use tracing::{info, warn};

@@ -17,7 +17,7 @@ use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -48,6 +48,9 @@ pub async fn run(ctx: Arc<Context>) {
     // The controller's cache of Applications, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.
     let (reader, writer) = reflector::store();
+    // Only a new generation (a spec change, or deletion starting) or a finalizer change needs a
+    // reconcile: our own status writes would otherwise each cause one more.
+    let changed = predicates::generation.combine(predicates::finalizers);
     let objects = watcher(
         Api::<Application>::all(client.clone()),
         watcher::Config::default().any_semantic(),
@@ -55,7 +58,8 @@ pub async fn run(ctx: Arc<Context>) {
     .default_backoff()
     .modify(|obj| obj.managed_fields_mut().clear())
     .reflect(writer)
-    .touched_objects();
+    .touched_objects()
+    .predicate_filter(changed, PredicateConfig::default());
     Controller::for_stream(objects, reader)
         .owns(
             Api::<appsv1::Deployment>::all(client.clone()),
