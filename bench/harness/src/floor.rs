@@ -1,7 +1,8 @@
 //! The API server's own floor for what the operators do: no operator at all, the harness
 //! server-side applies one Deployment per namespace (shaped like opsdk's), then one NodePort
 //! Service per namespace, 32 requests in flight, on the same kind of fresh control plane.
-//! No operator can converge faster than the API server creates its children.
+//! No operator can converge faster than the API server creates its children. Then as many
+//! Services again, one request at a time: Service creation does not scale with concurrency.
 
 use std::path::Path;
 use std::time::Instant;
@@ -30,7 +31,7 @@ pub async fn floor(args: &Args, _assets: &Path) -> Result<Value, Error> {
     create_namespaces(&client, &names).await?;
 
     let labels = |name: &str| json!({"app": name});
-    let deployments = apply_all::<Deployment>(&client, &names, |name| {
+    let deployments = apply_all::<Deployment>(&client, &names, CREATE_CONCURRENCY, |name| {
         json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": format!("{name}-deployment"), "labels": labels(name)},
@@ -49,10 +50,10 @@ pub async fn floor(args: &Args, _assets: &Path) -> Result<Value, Error> {
         })
     })
     .await?;
-    let services = apply_all::<Service>(&client, &names, |name| {
+    let service = |suffix: &str, name: &str| {
         json!({
             "apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": format!("{name}-service"), "labels": labels(name)},
+            "metadata": {"name": format!("{name}-{suffix}"), "labels": labels(name)},
             "spec": {
                 "type": "NodePort",
                 "externalTrafficPolicy": "Local",
@@ -60,20 +61,28 @@ pub async fn floor(args: &Args, _assets: &Path) -> Result<Value, Error> {
                 "ports": [{"name": "http", "port": 80, "targetPort": 80, "protocol": "TCP"}],
             },
         })
+    };
+    let services = apply_all::<Service>(&client, &names, CREATE_CONCURRENCY, |name| {
+        service("service", name)
     })
     .await?;
+    let serial_services =
+        apply_all::<Service>(&client, &names, 1, |name| service("serial-service", name)).await?;
     Ok(json!({
         "apps": args.apps,
         "in_flight": CREATE_CONCURRENCY,
         "deployments_s": round(deployments, 2),
         "nodeport_services_s": round(services, 2),
+        "nodeport_services_one_at_a_time_s": round(serial_services, 2),
     }))
 }
 
-/// Server-side applies `object(name)` in namespace `name` for every name; the seconds it took.
+/// Server-side applies `object(name)` in namespace `name` for every name, `in_flight` at a
+/// time; the seconds it took.
 async fn apply_all<K>(
     client: &kube::Client,
     names: &[String],
+    in_flight: usize,
     object: impl Fn(&str) -> Value,
 ) -> Result<f64, Error>
 where
@@ -98,7 +107,7 @@ where
                 Ok::<_, Error>(())
             }
         })
-        .buffer_unordered(CREATE_CONCURRENCY)
+        .buffer_unordered(in_flight)
         .try_collect::<Vec<()>>()
         .await?;
     Ok(start.elapsed().as_secs_f64())
