@@ -68,9 +68,7 @@ mb() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 rm -rf "$WORK"
 mkdir -p "$LOGS" "$RESULTS"
 LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
-CI_STATE="no /tmp/ci-run.log"
-[ -f /tmp/ci-run.log ] && CI_STATE="/tmp/ci-run.log ends: $(tail -n 1 /tmp/ci-run.log | cut -c1-60)"
-say "load average at start: $LOADAVG ($CI_STATE)"
+say "load average at start: $LOADAVG"
 
 # ---------------------------------------------------------------------------------------------
 say "building opsdk (release), the control plane, kubebuilder $KB_VERSION and the harness"
@@ -238,7 +236,7 @@ versions=$(jq -n -c --arg cargo "$(cargo --version)" --arg go "$(go version)" \
 jq -n \
   --slurpfile ops "$WORK/cp-opsdk.json" --slurpfile kb "$WORK/cp-kubebuilder.json" \
   --slurpfile floor "$WORK/floor.json" \
-  --arg date "$DATE" --arg machine "$MACHINE" --arg load "$LOADAVG" --arg ci "$CI_STATE" \
+  --arg date "$DATE" --arg machine "$MACHINE" --arg load "$LOADAVG" \
   --argjson runs "$SCAFFOLD_RUNS" --argjson apps "$APPS" \
   --argjson ops_med "$OPS_MED" --argjson ops_min "$OPS_MIN" --argjson ops_max "$OPS_MAX" \
   --argjson kb_med "$KB_MED" --argjson kb_min "$KB_MIN" --argjson kb_max "$KB_MAX" \
@@ -269,12 +267,12 @@ jq -n \
     date: $date,
     machine: $machine,
     notes: ([
-      "load average at start: \($load); \($ci)",
+      "load average at start: \($load)",
       "scaffold: wall time of init + create api, median of \($runs) runs each, interleaved, fresh directory each; spread (min-max) opsdk \($ops_min)-\($ops_max) ms, kubebuilder \($kb_min)-\($kb_max) ms. opsdk is the release build and includes its rustfmt pass. kubebuilder \($versions.kubebuilder | split(";")[0] | ltrimstr("KubeBuilder: ")): init --domain minetto.dev --repo github.com/eminetto/k8s-operator-talk; create api --group \($kbgroup) --version v1alpha1 --kind Application --plugins deploy-image/v1-alpha --image nginx:latest --image-container-port 80; its go mod tidy and its controller-gen build (go install, make generate/manifests) run against a warm module cache and a warm GOCACHE (one untimed scaffold first). Medians: opsdk init \($ops_init) ms + create api \($ops_create) ms; kubebuilder init \($kb_init) ms + create api \($kb_create) ms",
       "builds: opsdk project with cargo (registry downloaded by cargo fetch, CARGO_TARGET_DIR removed before each clean build); debug = cargo build (library, manager, crdgen), release = cargo build --release (profile: codegen-units=1, thin LTO, strip); incremental = cargo build after editing one log message in src/controller/application.rs. kubebuilder project with go build -o bin/manager cmd/main.go (what make build runs after manifests/generate/fmt/vet), GOCACHE emptied before each clean build, module cache warm; its \"release\" is go build -trimpath -ldflags=\"-s -w\"; incremental = go build after editing one log message in internal/controller/application_controller.go",
       "binary_mb: stripped manager binaries (opsdk release profile; go -ldflags=\"-s -w\"); kubebuilder'"'"'s default make build binary (with symbols and DWARF, the one run on the control plane) is \($kb_mb_default) MB",
       "control plane: etcd, kube-apiserver, kube-controller-manager \($versions.control_plane) (controllers: \($o.kube_controller_manager | join(", ")); its client rate limit lifted), fresh for each operator; no scheduler or kubelet, so Pods stay Pending. \($apps) Applications, one per namespace app-NNNN (namespaces made before the operator starts), same image nginx:latest, 1 replica, port 80, created with 32 requests in flight. managers: opsdk'"'"'s release binary, kubebuilder'"'"'s default go build binary (what make build makes), each with KUBECONFIG (admin), metrics off, probes on; kubebuilder'"'"'s with APPLICATION_IMAGE=nginx:latest",
-      "converge_1000_s: from the first create to every child existing with the right spec, seen by a watch: opsdk Deployment and NodePort Service (Deployments alone: \($o.deployments_converged_s) s, Services: \($o.services_converged_s) s); kubebuilder Deployment only (its deploy-image controller makes no Service)",
+      "converge_1000_s: from the first create to every child existing with the right spec, seen by a watch: opsdk Deployment and NodePort Service (Deployments alone: \($o.deployments_converged_s) s, Services: \($o.services_converged_s) s); kubebuilder Deployment only (its deploy-image controller makes no Service). Until converged, the API server took on average \($o.operator_request_latency_ms.create_to_converged["patch services"] // "?") ms to answer opsdk'"'"'s Service applies and \($o.operator_request_latency_ms.create_to_converged["patch deployments"] // "?") ms its Deployment applies; kubebuilder'"'"'s Deployment creates \($k.operator_request_latency_ms.create_to_converged["create deployments"] // "?") ms",
       "floor: the API server alone on the same kind of fresh control plane, no operator: the harness server-side applies \($f.apps) Deployments shaped like opsdk'"'"'s (\($f.deployments_s) s), then \($f.apps) NodePort Services (\($f.nodeport_services_s) s), \($f.in_flight) in flight; \($f.apps) more NodePort Services one at a time: \($f.nodeport_services_one_at_a_time_s) s (Service creation does not scale with concurrency). No operator converges faster than that; half of kubebuilder'"'"'s converge time is \(($k.converge_s / 2 * 100 | round) / 100) s",
       "rss: VmRSS of the manager 15 s after it is ready (idle) and after the steady-state window (1000); anonymous part idle/1000: opsdk \($o.rss_anon_idle_mb)/\($o.rss_anon_1000_mb) MB, kubebuilder \($k.rss_anon_idle_mb)/\($k.rss_anon_1000_mb) MB; peak (VmHWM) opsdk \($o.rss_peak_mb) MB, kubebuilder \($k.rss_peak_mb) MB",
       "steady state: the window starts \($o.steady_window_starts_after_create_s) s (opsdk) / \($k.steady_window_starts_after_create_s) s (kubebuilder) after the first create: at least 65 s after convergence (kubebuilder requeues one minute after creating a Deployment) and once kube-controller-manager has written nothing for 10 s; writes counted from the apiserver audit log by user agent (the operator'"'"'s only). apiserver_request_total over the same window, all clients, by verb: opsdk \($o.apiserver_request_total.steady_window_by_verb | tostring), kubebuilder \($k.apiserver_request_total.steady_window_by_verb | tostring)",

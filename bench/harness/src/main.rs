@@ -517,6 +517,9 @@ async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
             "create_to_steady_window": by_verb_resource(&converge),
             "steady_window": by_verb_resource(&steady),
         },
+        "operator_request_latency_ms": {
+            "create_to_converged": latency_by_verb_resource(&to_converged),
+        },
         "operator_user_agents": user_agents,
         "all_clients_create_to_steady_window": clients,
         "apiserver_request_total": {
@@ -931,6 +934,8 @@ impl AuditTail {
 
 struct AuditRequest {
     at_us: i64,
+    /// From received to the audit event's stage (the response, or a watch's start).
+    latency_us: i64,
     verb: String,
     resource: String,
     user_agent: String,
@@ -961,13 +966,14 @@ fn read_audit(path: &Path) -> Result<Vec<AuditRequest>, Error> {
                 .unwrap_or_default()
                 .to_string(),
         };
+        let time = |key: &str| {
+            parse_time_us(event[key].as_str().unwrap_or_default())
+                .ok_or(format!("bad {key} in the audit log"))
+        };
+        let at_us = time("requestReceivedTimestamp")?;
         requests.push(AuditRequest {
-            at_us: parse_time_us(
-                event["requestReceivedTimestamp"]
-                    .as_str()
-                    .unwrap_or_default(),
-            )
-            .ok_or("bad requestReceivedTimestamp in the audit log")?,
+            at_us,
+            latency_us: time("stageTimestamp")? - at_us,
             verb: event["verb"].as_str().unwrap_or_default().to_string(),
             resource,
             who: who(&user_agent),
@@ -1007,6 +1013,21 @@ fn by_verb_resource(requests: &[&AuditRequest]) -> BTreeMap<String, usize> {
         *out.entry(format!("{} {}", r.verb, r.resource)).or_default() += 1;
     }
     out
+}
+
+/// Mean time the API server took to answer, in ms, by verb and resource.
+fn latency_by_verb_resource(requests: &[&AuditRequest]) -> BTreeMap<String, f64> {
+    let mut sums: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for r in requests.iter().filter(|r| r.verb != "watch") {
+        let (total, n) = sums
+            .entry(format!("{} {}", r.verb, r.resource))
+            .or_default();
+        *total += r.latency_us;
+        *n += 1;
+    }
+    sums.into_iter()
+        .map(|(key, (total, n))| (key, round(total as f64 / n as f64 / 1000.0, 1)))
+        .collect()
 }
 
 /// RFC 3339 in UTC as the audit log writes it (`2026-01-02T03:04:05.123456Z`), in µs since 1970.
