@@ -2,12 +2,16 @@
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::test_support::{Expected, Reply, Seen, body, mock_client, serve, status as api_status};
     use crate::api::{{ r.api_rust_path }}::{{ r.kind }}Spec;
+    use crate::controller::test_support::{Expected, Reply, Seen, body, cache, mock_client, request, serve, status as api_status};
     use serde_json::Value;
+    use std::time::Duration;
 
     const OBJECT: &str = "/apis/{{ r.api_group }}/{{ r.version }}/namespaces/default/{{ r.plural }}/test";
+    const STATUS: &str = "/apis/{{ r.api_group }}/{{ r.version }}/namespaces/default/{{ r.plural }}/test/status";
+    const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
     const DEPLOYMENT: &str = "/apis/apps/v1/namespaces/default/deployments/test-deployment";
+    const SERVICES: &str = "/api/v1/namespaces/default/services";
     const SERVICE: &str = "/api/v1/namespaces/default/services/test-service";
     const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/default/events";
 
@@ -22,22 +26,53 @@ mod tests {
         obj
     }
 
+    /// The children as the API server would have them: stored, and the rollout complete.
+    fn stored_children(obj: &{{ r.type_name }}) -> (appsv1::Deployment, corev1::Service) {
+        let mut d = deployment(obj).unwrap();
+        d.metadata.uid = Some("deployment-uid".into());
+        d.metadata.resource_version = Some("11".into());
+        d.metadata.generation = Some(1);
+        d.status = Some(appsv1::DeploymentStatus {
+            observed_generation: Some(1),
+            replicas: Some(2),
+            updated_replicas: Some(2),
+            ready_replicas: Some(2),
+            available_replicas: Some(2),
+            ..Default::default()
+        });
+        let mut s = service(obj).unwrap();
+        s.metadata.uid = Some("service-uid".into());
+        s.metadata.resource_version = Some("12".into());
+        (d, s)
+    }
+
     fn json(value: &impl serde::Serialize) -> Value {
         serde_json::to_value(value).unwrap()
     }
 
-    /// Reconciles `obj` against an API server that answers exactly the `expected` requests;
-    /// returns the action and the requests in order of arrival.
-    async fn run(obj: {{ r.type_name }}, expected: Vec<Expected>) -> (Action, Vec<Seen>) {
+    /// Reconciles `obj` with these cached children against an API server that answers
+    /// exactly the `expected` requests (any other request fails the reconcile); returns the
+    /// result and the requests in order of arrival.
+    async fn run(
+        obj: {{ r.type_name }},
+        deployments: Vec<appsv1::Deployment>,
+        services: Vec<corev1::Service>,
+        expected: Vec<Expected>,
+    ) -> (Result<Action>, Vec<Seen>) {
         let (client, server) = mock_client();
-        let ctx = Arc::new(Context::new(client, Arc::default()));
-        let reconciled = tokio::time::timeout(Duration::from_secs(5), reconcile(Arc::new(obj), ctx));
+        let state = Arc::new(State {
+            ctx: Arc::new(Context::new(client, Arc::default())),
+            deployments: Children::new(cache(deployments), FIELD_MANAGER),
+            services: Children::new(cache(services), FIELD_MANAGER),
+        });
+        let reconciled = tokio::time::timeout(Duration::from_secs(5), reconcile(Arc::new(obj), state));
         let (result, seen) = tokio::join!(reconciled, serve(server, expected));
-        (result.expect("reconcile hung").expect("reconcile failed"), seen)
+        (result.expect("reconcile hung"), seen)
     }
 
-    fn not_found() -> Reply {
-        Reply::Json(404, api_status(404, "NotFound"))
+    fn ready_condition(status: &Value) -> (&str, &str) {
+        let ready = status["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "Ready").unwrap();
+        (ready["status"].as_str().unwrap(), ready["reason"].as_str().unwrap())
     }
 
     #[test]
@@ -76,82 +111,147 @@ mod tests {
         assert!(matches!(deployment(&obj), Err(Error::MissingUid(_))));
     }
 
-    #[test]
-    fn drift_is_what_we_set_and_nothing_else() {
-        let obj = fixture(true);
-        let desired = deployment(&obj).unwrap();
-        let mut current = desired.clone();
-        current.metadata.labels.as_mut().unwrap().insert("team".into(), "web".into());
-        current.spec.revision_history_limit = Some(10);
-        assert!(!deployment_drifted(&current, &desired), "server defaults and foreign labels are not drift");
-        current.spec.replicas = Some(5);
-        assert!(deployment_drifted(&current, &desired), "a hand-edited replica count is drift");
-
-        let desired = service(&obj).unwrap();
-        let mut current = desired.clone();
-        current.spec.as_mut().unwrap().cluster_ip = Some("10.0.0.7".into());
-        assert!(!service_drifted(&current, &desired));
-        current.spec.as_mut().unwrap().ports.as_mut().unwrap()[0].port = 8080;
-        assert!(service_drifted(&current, &desired));
-    }
-
     #[tokio::test]
     async fn adds_the_finalizer_before_anything_else() {
         let expected = vec![("PATCH", OBJECT.into(), Reply::Json(200, json(&fixture(true))))];
-        let (action, seen) = run(fixture(false), expected).await;
+        let (result, seen) = run(fixture(false), vec![], vec![], expected).await;
         assert!(body(&seen, "PATCH", OBJECT).to_string().contains(FINALIZER));
-        assert_eq!(action, Action::await_change());
+        assert_eq!(result.unwrap(), Action::await_change());
     }
 
     #[tokio::test]
-    async fn creates_the_children_then_reports_status() {
-        let status_path = format!("{OBJECT}/status");
+    async fn creates_missing_children_then_reports_one_event_and_the_status() {
         let expected = vec![
-            ("GET", DEPLOYMENT.into(), not_found()),
-            ("PATCH", DEPLOYMENT.into(), Reply::Echo),
-            ("GET", SERVICE.into(), not_found()),
-            ("PATCH", SERVICE.into(), Reply::Echo),
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("POST", SERVICES.into(), Reply::Echo),
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true)))),
             ("POST", EVENTS.into(), Reply::Echo),
-            ("POST", EVENTS.into(), Reply::Echo),
-            ("PATCH", status_path.clone(), Reply::Json(200, json(&fixture(true)))),
         ];
-        let (action, seen) = run(fixture(true), expected).await;
-        assert_eq!(body(&seen, "PATCH", DEPLOYMENT)["spec"]["replicas"], 2);
-        assert_eq!(body(&seen, "PATCH", SERVICE)["spec"]["type"], "NodePort");
-        let status = body(&seen, "PATCH", &status_path);
+        let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
+        assert_eq!(result.unwrap(), Action::requeue(Duration::from_secs(300)));
+        let created = request(&seen, "POST", DEPLOYMENTS);
+        assert_eq!(created.body["spec"]["replicas"], 2);
+        assert_eq!(created.param("fieldManager"), Some(FIELD_MANAGER));
+        assert_eq!(body(&seen, "POST", SERVICES)["spec"]["type"], "NodePort");
+        let status = body(&seen, "PATCH", STATUS);
         assert_eq!(status["status"]["observedGeneration"], 1);
-        assert_eq!(status["status"]["conditions"][0]["status"], "False");
-        assert_eq!(seen.last().unwrap().1, status_path, "status comes last, from the applied Deployment");
-        assert_eq!(action, Action::requeue(RESYNC));
+        assert_eq!(ready_condition(status), ("False", "Progressing"), "the Deployment controller has not seen it yet");
+        let event = body(&seen, "POST", EVENTS);
+        assert_eq!((event["type"].as_str(), event["reason"].as_str()), (Some("Normal"), Some("Created")));
+        assert_eq!(event["note"], "Created Deployment test-deployment, Created Service test-service");
     }
 
     #[tokio::test]
-    async fn writes_nothing_when_everything_is_in_step() {
+    async fn sets_back_a_drifted_child_it_controls_with_a_forced_apply() {
         let mut obj = fixture(true);
-        let mut current = deployment(&obj).unwrap();
-        current.status = Some(appsv1::DeploymentStatus { replicas: Some(2), ready_replicas: Some(2), ..Default::default() });
-        obj.status = Some(status(&obj, &current));
+        let (mut d, s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &d));
+        d.spec.replicas = Some(5);
+        let mut applied = d.clone();
+        applied.spec.replicas = Some(2);
+        applied.metadata.resource_version = Some("13".into());
         let expected = vec![
-            ("GET", DEPLOYMENT.into(), Reply::Json(200, json(&current))),
-            ("GET", SERVICE.into(), Reply::Json(200, json(&service(&obj).unwrap()))),
+            ("PATCH", DEPLOYMENT.into(), Reply::Json(200, json(&applied))),
+            ("POST", EVENTS.into(), Reply::Echo),
         ];
-        let (action, _) = run(obj, expected).await;
-        assert_eq!(action, Action::requeue(RESYNC));
+        let (result, seen) = run(obj, vec![d], vec![s], expected).await;
+        result.unwrap();
+        let apply = request(&seen, "PATCH", DEPLOYMENT);
+        assert_eq!(apply.content_type, "application/apply-patch+yaml", "server-side apply");
+        assert_eq!(apply.param("fieldManager"), Some(FIELD_MANAGER));
+        assert_eq!(apply.param("force"), Some("true"));
+        assert_eq!(apply.body["spec"]["replicas"], 2);
+        assert_eq!(apply.body["metadata"]["uid"], "deployment-uid", "refused if the child was replaced meanwhile");
+        assert_eq!(body(&seen, "POST", EVENTS)["reason"], "Corrected");
     }
 
     #[tokio::test]
-    async fn deletion_removes_the_children_then_the_finalizer() {
+    async fn sends_nothing_when_everything_is_in_step() {
+        let mut obj = fixture(true);
+        let (d, s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &d));
+        assert_eq!(obj.status.as_ref().unwrap().conditions[0].status, "True");
+        // No request at all is expected: no GET of the children, no write.
+        let (result, _) = run(obj, vec![d], vec![s], vec![]).await;
+        assert_eq!(result.unwrap(), Action::requeue(Duration::from_secs(300)));
+    }
+
+    #[tokio::test]
+    async fn leaves_a_child_it_does_not_control_alone_and_says_so() {
+        let mut obj = fixture(true);
+        let (d, mut s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &d));
+        s.metadata.owner_references = None;
+        let expected = vec![
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&obj))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(obj.clone(), vec![d.clone()], vec![s.clone()], expected).await;
+        assert!(matches!(result.as_ref().map_err(Error::cause), Err(Error::ChildConflict(_))), "{result:?}");
+        let status = body(&seen, "PATCH", STATUS);
+        assert_eq!(ready_condition(status), ("False", "ChildConflict"));
+        let message = status["status"]["conditions"][0]["message"].as_str().unwrap();
+        assert!(message.contains("Service test-service"), "{message}");
+        let event = body(&seen, "POST", EVENTS);
+        assert_eq!((event["type"].as_str(), event["reason"].as_str()), (Some("Warning"), Some("ChildConflict")));
+
+        // The same failure again: retried, but neither written nor announced again.
+        obj.status = Some(serde_json::from_value(status["status"].clone()).unwrap());
+        let (result, _) = run(obj, vec![d], vec![s], vec![]).await;
+        assert!(matches!(result.as_ref().map_err(Error::cause), Err(Error::ChildConflict(_))));
+    }
+
+    #[tokio::test]
+    async fn does_not_take_over_a_child_missing_from_its_cache() {
+        let mut foreign = service(&fixture(true)).unwrap();
+        foreign.metadata.owner_references = None;
+        foreign.metadata.labels = None;
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("POST", SERVICES.into(), Reply::Json(409, api_status(409, "AlreadyExists"))),
+            ("GET", SERVICE.into(), Reply::Json(200, json(&foreign))),
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true)))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
+        assert!(matches!(result.as_ref().map_err(Error::cause), Err(Error::ChildConflict(_))), "{result:?}");
+        assert_eq!(ready_condition(body(&seen, "PATCH", STATUS)), ("False", "ChildConflict"));
+    }
+
+    #[tokio::test]
+    async fn reports_an_api_failure_in_the_status() {
+        let quota = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403,
+            "message": "services \"test-service\" is forbidden: exceeded quota: none, requested: services=1",
+        });
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("POST", SERVICES.into(), Reply::Json(403, quota)),
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true)))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
+        assert!(result.is_err());
+        let status = body(&seen, "PATCH", STATUS);
+        assert_eq!(ready_condition(status), ("False", "ReconcileError"));
+        assert!(status.to_string().contains("exceeded quota"), "{status}");
+        assert_eq!(body(&seen, "POST", EVENTS)["type"], "Warning");
+    }
+
+    #[tokio::test]
+    async fn deletion_deletes_only_controlled_children_with_a_uid_precondition() {
         let mut obj = fixture(true);
         obj.metadata.deletion_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
+        let (d, mut s) = stored_children(&obj);
+        s.metadata.owner_references = None;
         let expected = vec![
-            ("DELETE", DEPLOYMENT.into(), Reply::Json(200, json(&deployment(&obj).unwrap()))),
-            ("DELETE", SERVICE.into(), not_found()),
-            ("POST", EVENTS.into(), Reply::Echo),
+            ("DELETE", DEPLOYMENT.into(), Reply::Json(200, json(&d))),
             ("PATCH", OBJECT.into(), Reply::Json(200, json(&fixture(false)))),
         ];
-        let (action, seen) = run(obj, expected).await;
+        let (result, seen) = run(obj, vec![d], vec![s], expected).await;
+        assert_eq!(result.unwrap(), Action::await_change());
+        assert_eq!(body(&seen, "DELETE", DEPLOYMENT)["preconditions"]["uid"], "deployment-uid");
         assert!(body(&seen, "PATCH", OBJECT).to_string().contains("remove"));
-        assert_eq!(seen.last().unwrap().1, OBJECT, "the finalizer goes last");
-        assert_eq!(action, Action::await_change());
+        assert_eq!(seen.last().unwrap().path, OBJECT, "the finalizer goes last");
     }
 }

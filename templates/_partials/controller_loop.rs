@@ -1,10 +1,10 @@
 
 /// Watches {{ r.kind }}s{% if r.deploy_image %} and the Deployments and Services they own{% endif %} until shutdown.
-{%- if not r.deploy_image %} Add `.owns(...)` for every kind of child you create.{% endif %}
 pub async fn run(ctx: Arc<Context>) {
     let client = ctx.client.clone();
 {%- if r.deploy_image %}
-    let owned = watcher::Config::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
+    let (deployments, deployment_changes) = Children::watch(client.clone(), FIELD_MANAGER);
+    let (services, service_changes) = Children::watch(client.clone(), FIELD_MANAGER);
 {%- endif %}
     // The controller's cache of {{ r.kind }}s, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.
@@ -12,20 +12,34 @@ pub async fn run(ctx: Arc<Context>) {
     // Only a new generation (a spec change, or deletion starting) or a finalizer change needs a
     // reconcile: our own status writes would otherwise each cause one more.
     let changed = predicates::generation.combine(predicates::finalizers);
-    let objects = watcher(Api::<{{ r.type_name }}>::all(client.clone()), watcher::Config::default().any_semantic())
+    let forget = ctx.clone();
+    let objects = watcher(Api::<{{ r.type_name }}>::all(client), watcher::Config::default().any_semantic())
         .default_backoff()
+        // An object that is gone needs no more retries.
+        .map_ok(move |event| {
+            if let watcher::Event::Delete(obj) = &event {
+                forget.retries.forget(&retry_key(obj));
+            }
+            event
+        })
         .modify(|obj| obj.managed_fields_mut().clear())
         .reflect(writer)
         .touched_objects()
         .predicate_filter(changed, PredicateConfig::default());
+    let config = controller::Config::default().concurrency(ctx.settings.max_concurrent_reconciles);
+{%- if r.deploy_image %}
+    let state = Arc::new(State { ctx, deployments, services });
+{%- else %}
+    let state = Arc::new(State { ctx });
+{%- endif %}
     Controller::for_stream(objects, reader)
 {%- if r.deploy_image %}
-        .owns(Api::<appsv1::Deployment>::all(client.clone()), owned.clone())
-        .owns(Api::<corev1::Service>::all(client), owned)
+        .owns_stream(deployment_changes)
+        .owns_stream(service_changes)
 {%- endif %}
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .with_config(config)
         .shutdown_on_signal()
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile, error_policy, state)
         .for_each(|result| async move {
             if let Err(err) = result {
                 warn!(controller = CONTROLLER, "{err}");
@@ -36,32 +50,44 @@ pub async fn run(ctx: Arc<Context>) {
 
 /// Reconciles one {{ r.kind }} through the finalizer: `apply` while it lives, `cleanup` once
 /// it is being deleted.
-pub async fn reconcile(obj: Arc<{{ r.type_name }}>, ctx: Arc<Context>) -> Result<Action> {
-    let _timer = ctx.metrics.reconcile_started(CONTROLLER);
-    let key = object_key(obj.as_ref());
+pub async fn reconcile(obj: Arc<{{ r.type_name }}>, state: Arc<State>) -> Result<Action> {
+    let _timer = state.ctx.metrics.reconcile_started(CONTROLLER);
+{%- if r.deploy_image %}
+    // Until the first lists are in, a child missing from a cache may exist.
+    tokio::try_join!(state.deployments.synced(), state.services.synced())?;
+{%- endif %}
 {%- if r.namespaced %}
     let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let api: Api<{{ r.type_name }}> = Api::namespaced(ctx.client.clone(), &namespace);
+    let api: Api<{{ r.type_name }}> = Api::namespaced(state.ctx.client.clone(), &namespace);
 {%- else %}
-    let api: Api<{{ r.type_name }}> = Api::all(ctx.client.clone());
+    let api: Api<{{ r.type_name }}> = Api::all(state.ctx.client.clone());
 {%- endif %}
-    let action = finalizer(&api, FINALIZER, obj, |event| async {
+    let action = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
-            Finalizer::Apply(obj) => apply(&obj, &api, &ctx).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &ctx).await,
+            Finalizer::Apply(obj) => apply(&obj, &api, &state).await,
+            Finalizer::Cleanup(obj) => cleanup(&obj, &state).await,
         }
     })
     .await
     .map_err(|err| Error::Finalizer(Box::new(err)))?;
-    ctx.reset_backoff(&key);
+    state.ctx.retries.forget(&retry_key(obj.as_ref()));
     Ok(action)
 }
 
-/// Retries a failed {{ r.kind }} with exponential backoff (1 s doubling to 5 min).
-pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.metrics.reconcile_failed(CONTROLLER, error);
-    let key = object_key(obj.as_ref());
-    let delay = ctx.backoff(&key);
-    warn!(controller = CONTROLLER, object = %key, retry_in = ?delay, "reconcile failed: {error}");
+/// Retries a failed {{ r.kind }} after a jittered, growing delay (see `retry`).
+pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, state: Arc<State>) -> Action {
+    state.ctx.metrics.reconcile_failed(CONTROLLER, error);
+    let delay = state.ctx.retries.next_delay(&retry_key(obj.as_ref()));
+    warn!(controller = CONTROLLER, object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
     Action::requeue(delay)
+}
+
+/// The status `obj` shows after `error`: `Ready=False` with the error's reason and message,
+/// the other conditions as they were.
+fn failed_status(obj: &{{ r.type_name }}, error: &Error) -> {{ r.kind }}Status {
+    let mut status = obj.status.clone().unwrap_or_default();
+    let ready = Condition::new("Ready", false, error.reason(), error.message(), obj.metadata.generation, &status.conditions);
+    set_condition(&mut status.conditions, ready);
+    status.observed_generation = obj.metadata.generation;
+    status
 }

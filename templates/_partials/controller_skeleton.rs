@@ -1,59 +1,67 @@
 {%- set r = resource -%}
-//! Reconciles {{ r.kind }}s. The finalizer, status and retry plumbing is done; the work a
-//! {{ r.kind }} stands for goes in `apply` (and its undoing in `cleanup`).
+//! Reconciles {{ r.kind }}s. The finalizer, status, events and retry plumbing is done; the
+//! work a {{ r.kind }} stands for goes in `apply` (and its undoing in `cleanup`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt;
-use kube::api::{Api, Patch, PatchParams};
+use futures::{StreamExt, TryStreamExt};
+use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
 use kube::ResourceExt;
-use serde_json::json;
 use tracing::{info, warn};
 
 use crate::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Status};
-use crate::api::Condition;
-use crate::context::object_key;
+use crate::api::{Condition, set_condition};
+use crate::context::retry_key;
 use crate::{Context, Error, Result};
 
 /// Name of this controller in logs and metrics.
 const CONTROLLER: &str = "{{ r.name_stem }}";
+/// Field manager of this controller's writes: one per controller, so that two controllers
+/// writing the same field show up as a conflict instead of silently taking turns.
+const FIELD_MANAGER: &str = "{{ project.name }}-{{ r.name_stem }}";
 /// Holds each {{ r.kind }} until `cleanup` has run.
 pub const FINALIZER: &str = "{{ r.finalizer }}";
-/// {{ r.kind }}s reconciled at once. Unbounded, a burst of thousands opens as many API
-/// connections at once; a bound keeps memory flat and reuses pooled connections.
-const CONCURRENCY: u16 = 16;
-/// How often a quiet {{ r.kind }} is checked again.
-const RESYNC: Duration = Duration::from_secs(300);
+
+/// What each reconcile gets: the manager's context, and the caches of the children this
+/// controller creates once it creates some. For each kind of child, add a
+/// `children::Children<K>` here, made in `run` with `Children::watch` and passed to
+/// `Controller::owns_stream`; `Children::ensure` then creates a child when missing and
+/// corrects it only while this {{ r.kind }} controls it (the deploy-image controllers that
+/// `opsdk create api --deploy-image` writes show it all).
+pub struct State {
+    pub ctx: Arc<Context>,
+}
 {% include "_partials/controller_loop.rs" %}
 /// Makes the world match `obj.spec`. Must be idempotent: it runs again after every change,
-/// restart and failure.
-async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, _ctx: &Context) -> Result<Action> {
-    // Your logic goes here: create or update what a {{ r.kind }} stands for, with
-    // server-side apply (`Patch::Apply`) and `obj.controller_owner_ref(&())` as owner.
-    let status = status(obj);
-    if obj.status.as_ref() != Some(&status) {
-        let patch = json!({ "status": status });
-        api.patch_status(&obj.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
-    }
-    Ok(Action::requeue(RESYNC))
+/// restart and failure. A failure shows in the status and as a Warning event, then retries.
+async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &State) -> Result<Action> {
+    // Your logic goes here: create or change what a {{ r.kind }} stands for; return the first
+    // error (with `?` inside a block, or `Err(...)`).
+    let outcome: Result<()> = Ok(());
+    let status = match &outcome {
+        Ok(()) => ready_status(obj),
+        Err(err) => failed_status(obj, err),
+    };
+    state.ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, outcome).await?;
+    Ok(Action::requeue(state.ctx.settings.sync_period))
 }
 
 /// Undoes what `apply` did outside the cluster's garbage collection, before the object goes.
-async fn cleanup(obj: &{{ r.type_name }}, _ctx: &Context) -> Result<Action> {
+async fn cleanup(obj: &{{ r.type_name }}, _state: &State) -> Result<Action> {
     info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
     Ok(Action::await_change())
 }
 
-fn status(obj: &{{ r.type_name }}) -> {{ r.kind }}Status {
-    let previous = obj.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
-    {{ r.kind }}Status {
-        observed_generation: obj.metadata.generation,
-        conditions: vec![Condition::ready(true, "Reconciled", "spec applied".into(), obj.metadata.generation, previous)],
-    }
+/// The status after a successful `apply`.
+fn ready_status(obj: &{{ r.type_name }}) -> {{ r.kind }}Status {
+    let mut status = obj.status.clone().unwrap_or_default();
+    let ready = Condition::new("Ready", true, "Reconciled", "spec applied", obj.metadata.generation, &status.conditions);
+    set_condition(&mut status.conditions, ready);
+    status.observed_generation = obj.metadata.generation;
+    status
 }
 
 #[cfg(test)]
@@ -61,13 +69,29 @@ mod tests {
     use super::*;
     use crate::api::{{ r.api_rust_path }}::{{ r.kind }}Spec;
 
-    #[test]
-    fn status_is_stable_once_written() {
+    fn fixture() -> {{ r.type_name }} {
         let mut obj = {{ r.type_name }}::new("test", {{ r.kind }}Spec::default());
         obj.metadata.generation = Some(3);
-        let first = status(&obj);
+        obj
+    }
+
+    #[test]
+    fn status_is_stable_once_written() {
+        let mut obj = fixture();
+        let first = ready_status(&obj);
         assert_eq!(first.observed_generation, Some(3));
         obj.status = Some(first.clone());
-        assert_eq!(status(&obj), first, "an unchanged object must not cause a status write");
+        assert_eq!(ready_status(&obj), first, "an unchanged object must not cause a status write");
+    }
+
+    #[test]
+    fn a_failure_turns_ready_false_with_its_message() {
+        let mut obj = fixture();
+        obj.status = Some(ready_status(&obj));
+        let failed = failed_status(&obj, &Error::ChildConflict("ConfigMap x is in the way".into()));
+        let ready = &failed.conditions[0];
+        assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("False", "ChildConflict"));
+        assert_eq!(ready.message, "ConfigMap x is in the way");
+        assert_eq!(failed.conditions.len(), 1, "the condition is replaced, not added");
     }
 }

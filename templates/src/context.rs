@@ -1,28 +1,53 @@
-//! State shared by every reconciler: the client, the event recorder, metrics, and the
-//! per-object retry backoff.
+//! State shared by every reconciler: the client, the event recorder, metrics, the retry
+//! schedule and the manager's settings.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use kube::runtime::events::{Recorder, Reporter};
-use kube::{Client, ResourceExt};
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Client, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tracing::warn;
 
+use crate::Result;
 use crate::metrics::Metrics;
+use crate::retry::Retries;
 
 pub struct Context {
     pub client: Client,
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,
-    failures: Mutex<HashMap<String, u32>>,
+    pub retries: Retries,
+    pub settings: Settings,
 }
 
-/// First retry after a failed reconcile; doubled on each further failure up to `MAX_BACKOFF`.
-const BASE_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// What the manager's flags tune in every controller.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Objects of one kind reconciled at once (`--max-concurrent-reconciles`). Unbounded, a
+    /// burst of thousands opens as many API connections; a bound keeps memory flat.
+    pub max_concurrent_reconciles: u16,
+    /// How often a quiet object is checked again against the caches (`--sync-period`).
+    pub sync_period: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            max_concurrent_reconciles: 16,
+            sync_period: Duration::from_secs(300),
+        }
+    }
+}
 
 impl Context {
     pub fn new(client: Client, metrics: Arc<Metrics>) -> Self {
+        Self::with_settings(client, metrics, Settings::default())
+    }
+
+    pub fn with_settings(client: Client, metrics: Arc<Metrics>, settings: Settings) -> Self {
         let reporter = Reporter {
             controller: crate::MANAGER.into(),
             instance: std::env::var("POD_NAME").ok(),
@@ -31,53 +56,74 @@ impl Context {
             recorder: Recorder::new(client.clone(), reporter),
             client,
             metrics,
-            failures: Mutex::default(),
+            retries: Retries::default(),
+            settings,
         }
     }
 
-    /// The delay before retrying `key` after one more failure: 1 s, 2 s, 4 s, ... 5 min.
-    pub fn backoff(&self, key: &str) -> Duration {
-        let mut failures = self.failures.lock().expect("backoff lock poisoned");
-        let count = failures.entry(key.to_string()).or_default();
-        *count = count.saturating_add(1);
-        BASE_BACKOFF
-            .saturating_mul(2u32.saturating_pow(*count - 1))
-            .min(MAX_BACKOFF)
-    }
-
-    /// Forgets the failures of `key` after a successful reconcile.
-    pub fn reset_backoff(&self, key: &str) {
-        self.failures
-            .lock()
-            .expect("backoff lock poisoned")
-            .remove(key);
-    }
-}
-
-/// `namespace/name`, or `name` for a cluster-scoped object: the key of its backoff.
-pub fn object_key(obj: &impl ResourceExt) -> String {
-    match obj.namespace() {
-        Some(namespace) => format!("{namespace}/{}", obj.name_any()),
-        None => obj.name_any(),
+    /// Records an event on `obj`. Best effort: failing to record one must not fail the
+    /// reconcile, so the failure is only logged.
+    pub async fn publish<K>(&self, obj: &K, type_: EventType, reason: &str, note: String)
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(err) = self.recorder.publish(&event, &obj.object_ref(&())).await {
+            warn!("recording event {reason}: {err}");
+        }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+impl Context {
+    /// Shows the outcome of a reconcile in `obj`'s status: writes `status` unless `current`
+    /// already shows it; a failure the status did not show yet is also recorded as a Warning
+    /// event, so each failure is announced once, not on every retry.
+    pub async fn report<K, S, T>(
+        &self,
+        api: &Api<K>,
+        obj: &K,
+        current: Option<&S>,
+        status: &S,
+        field_manager: &str,
+        outcome: Result<T>,
+    ) -> Result<T>
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+        S: Serialize + PartialEq,
+    {
+        let changed = current != Some(status);
+        if changed {
+            let params = PatchParams {
+                field_manager: Some(field_manager.into()),
+                ..PatchParams::default()
+            };
+            let patch = serde_json::json!({ "status": status });
+            api.patch_status(&obj.name_any(), &params, &Patch::Merge(&patch))
+                .await?;
+        }
+        if let Err(err) = &outcome
+            && changed
+        {
+            self.publish(obj, EventType::Warning, err.reason(), err.message())
+                .await;
+        }
+        outcome
+    }
+}
 
-    #[tokio::test]
-    async fn backoff_doubles_up_to_the_cap_and_resets() {
-        let (client, _handle) = crate::controller::test_support::mock_client();
-        let ctx = Context::new(client, Arc::default());
-        let delays: Vec<u64> = (0..12).map(|_| ctx.backoff("ns/a").as_secs()).collect();
-        assert_eq!(delays, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300]);
-        assert_eq!(
-            ctx.backoff("ns/b"),
-            Duration::from_secs(1),
-            "keys are independent"
-        );
-        ctx.reset_backoff("ns/a");
-        assert_eq!(ctx.backoff("ns/a"), Duration::from_secs(1));
+/// The key of an object's retries: its uid, which a new object of the same name does not
+/// share (`namespace/name` for an object not stored yet).
+pub fn retry_key(obj: &impl Resource) -> String {
+    let meta = obj.meta();
+    match (&meta.uid, &meta.namespace, &meta.name) {
+        (Some(uid), _, _) => uid.clone(),
+        (None, Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+        (None, _, name) => name.clone().unwrap_or_default(),
     }
 }

@@ -1,5 +1,8 @@
-//! The reconcilers' error type. Every variant is recoverable: the controller logs it,
-//! counts it in the metrics and retries the object with backoff.
+//! The reconcilers' error type. Every variant is recoverable: the controller reports it in
+//! the object's status and as a Warning event, counts it in the metrics and retries the
+//! object with backoff.
+
+use kube::runtime::finalizer;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -7,9 +10,9 @@ pub enum Error {
     Kube(#[from] kube::Error),
 
     #[error("finalizer error: {0}")]
-    Finalizer(#[source] Box<kube::runtime::finalizer::Error<Error>>),
+    Finalizer(#[source] Box<finalizer::Error<Error>>),
 
-    #[error("serializing status: {0}")]
+    #[error("serializing: {0}")]
     Serialization(#[from] serde_json::Error),
 
     #[error("{0} has no namespace; it must be namespaced")]
@@ -17,18 +20,56 @@ pub enum Error {
 
     #[error("{0} has no uid yet; it has not been stored by the API server")]
     MissingUid(String),
+
+    /// A child's name is taken by an object this owner does not control.
+    #[error("{0}")]
+    ChildConflict(String),
+
+    #[error("the cache of {0}s stopped; the manager is shutting down")]
+    CacheStopped(String),
 }
 
 impl Error {
+    /// The error a reconcile step returned, unwrapped from the finalizer helper's wrapper.
+    pub fn cause(&self) -> &Error {
+        match self {
+            Error::Finalizer(err) => match err.as_ref() {
+                finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => {
+                    inner.cause()
+                }
+                _ => self,
+            },
+            _ => self,
+        }
+    }
+
     /// A short, stable label for the error metric.
     pub fn metric_label(&self) -> String {
-        match self {
+        match self.cause() {
             Error::Kube(kube::Error::Api(status)) => format!("api_{}", status.code),
             Error::Kube(_) => "kube".into(),
             Error::Finalizer(_) => "finalizer".into(),
             Error::Serialization(_) => "serialization".into(),
             Error::MissingNamespace(_) => "missing_namespace".into(),
             Error::MissingUid(_) => "missing_uid".into(),
+            Error::ChildConflict(_) => "child_conflict".into(),
+            Error::CacheStopped(_) => "cache_stopped".into(),
+        }
+    }
+
+    /// The reason of the `Ready=False` condition this error sets, in CamelCase.
+    pub fn reason(&self) -> &'static str {
+        match self.cause() {
+            Error::ChildConflict(_) => "ChildConflict",
+            _ => "ReconcileError",
+        }
+    }
+
+    /// What the status and the event say: the API server's own message where there is one.
+    pub fn message(&self) -> String {
+        match self.cause() {
+            Error::Kube(kube::Error::Api(status)) => status.message.clone(),
+            other => other.to_string(),
         }
     }
 }

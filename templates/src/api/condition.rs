@@ -1,4 +1,4 @@
-//! The `Ready` condition every status carries, shaped like Kubernetes' `metav1.Condition`.
+//! Status conditions (`Ready`, and any a controller adds), shaped like `metav1.Condition`.
 //! Our own type keeps k8s-openapi's `schemars` feature (and its compile time) out of the build.
 
 use schemars::JsonSchema;
@@ -26,29 +26,38 @@ pub struct Condition {
 }
 
 impl Condition {
-    /// A `Ready` condition that keeps `previous`'s transition time when the status is unchanged,
-    /// so that an unchanged object yields an identical status and no write.
-    pub fn ready(
-        ready: bool,
+    /// A condition of `type_` that keeps `previous`'s transition time while its status is
+    /// unchanged, so that an unchanged object yields an identical status and no write.
+    pub fn new(
+        type_: &str,
+        status: bool,
         reason: &str,
-        message: String,
+        message: impl Into<String>,
         generation: Option<i64>,
         previous: &[Condition],
     ) -> Condition {
-        let status = if ready { "True" } else { "False" };
+        let status = if status { "True" } else { "False" };
         let last_transition_time = previous
             .iter()
-            .find(|c| c.type_ == "Ready" && c.status == status)
+            .find(|c| c.type_ == type_ && c.status == status)
             .map(|c| c.last_transition_time.clone())
             .unwrap_or_else(now);
         Condition {
-            type_: "Ready".into(),
+            type_: type_.into(),
             status: status.into(),
             last_transition_time,
             reason: reason.into(),
-            message,
+            message: message.into(),
             observed_generation: generation,
         }
+    }
+}
+
+/// Puts `condition` in `conditions`, in place of the one of the same type if there is one.
+pub fn set_condition(conditions: &mut Vec<Condition>, condition: Condition) {
+    match conditions.iter_mut().find(|c| c.type_ == condition.type_) {
+        Some(existing) => *existing = condition,
+        None => conditions.push(condition),
     }
 }
 
@@ -64,18 +73,19 @@ mod tests {
 
     #[test]
     fn keeps_the_transition_time_while_the_status_holds() {
-        let first = Condition::ready(false, "Progressing", "0/2 ready".into(), Some(1), &[]);
+        let first = Condition::new("Ready", false, "Progressing", "0/2 ready", Some(1), &[]);
         let mut earlier = first.clone();
         earlier.last_transition_time = "2020-01-01T00:00:00Z".into();
-        let same = Condition::ready(
+        let same = Condition::new(
+            "Ready",
             false,
             "Progressing",
-            "1/2 ready".into(),
+            "1/2 ready",
             Some(1),
             &[earlier],
         );
         assert_eq!(same.last_transition_time, "2020-01-01T00:00:00Z");
-        let flipped = Condition::ready(true, "Ready", "2/2 ready".into(), Some(1), &[same]);
+        let flipped = Condition::new("Ready", true, "Ready", "2/2 ready", Some(1), &[same]);
         assert_ne!(flipped.last_transition_time, "2020-01-01T00:00:00Z");
         assert!(first.last_transition_time.ends_with('Z'));
     }

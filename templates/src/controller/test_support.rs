@@ -1,9 +1,13 @@
-//! Unit-test helpers: a kube `Client` whose API server is a script the test writes. The script
-//! lists the requests a reconcile must send; concurrent requests may come in any order.
+//! Unit-test helpers: a kube `Client` whose API server is a script the test writes (the
+//! script lists the requests a reconcile must send, and any other request fails the test;
+//! concurrent requests may come in any order), and caches filled with given objects.
 
 use http::{Request, Response};
 use kube::Client;
+use kube::Resource;
 use kube::client::Body;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher;
 use serde_json::Value;
 
 pub type ApiServer = tower_test::mock::Handle<Request<Body>, Response<Body>>;
@@ -25,8 +29,42 @@ pub enum Reply {
 /// One request the reconcile must send: method, path, and the answer it gets.
 pub type Expected = (&'static str, String, Reply);
 
-/// A request the server saw: method, path and JSON body (`Value::Null` when empty).
-pub type Seen = (String, String, Value);
+/// A request the server saw.
+#[derive(Debug)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    /// The query string, e.g. `fieldManager=x&force=true`.
+    pub query: String,
+    pub content_type: String,
+    /// The JSON body, `Value::Null` when empty.
+    pub body: Value,
+}
+
+impl Seen {
+    /// The value of query parameter `name`.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value)
+    }
+}
+
+/// A cache holding `objects`, listed and ready, as a watch would leave it.
+pub fn cache<K>(objects: Vec<K>) -> Store<K>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    let (store, mut writer) = reflector::store();
+    writer.apply_watcher_event(&watcher::Event::Init);
+    for obj in objects {
+        writer.apply_watcher_event(&watcher::Event::InitApply(obj));
+    }
+    writer.apply_watcher_event(&watcher::Event::InitDone);
+    store
+}
 
 /// Serves exactly the `expected` requests, in any order, and returns them in order of arrival.
 /// Panics on a request that is not expected; the reconcile fails if it sends one more after.
@@ -40,6 +78,13 @@ pub async fn serve(mut server: ApiServer, mut expected: Vec<Expected>) -> Vec<Se
             request.method().to_string(),
             request.uri().path().to_string(),
         );
+        let query = request.uri().query().unwrap_or_default().to_string();
+        let content_type = request
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
         let Some(index) = expected
             .iter()
             .position(|(m, p, _)| *m == method && *p == path)
@@ -67,17 +112,27 @@ pub async fn serve(mut server: ApiServer, mut expected: Vec<Expected>) -> Vec<Se
         } else {
             serde_json::from_slice(&body).unwrap()
         };
-        seen.push((method, path, json));
+        seen.push(Seen {
+            method,
+            path,
+            query,
+            content_type,
+            body: json,
+        });
     }
     seen
 }
 
+/// The first seen request with `method` on `path`.
+pub fn request<'a>(seen: &'a [Seen], method: &str, path: &str) -> &'a Seen {
+    seen.iter()
+        .find(|s| s.method == method && s.path == path)
+        .unwrap_or_else(|| panic!("no {method} {path} in {seen:?}"))
+}
+
 /// The body of the first seen request with `method` on `path`.
 pub fn body<'a>(seen: &'a [Seen], method: &str, path: &str) -> &'a Value {
-    let found = seen.iter().find(|(m, p, _)| m == method && p == path);
-    &found
-        .unwrap_or_else(|| panic!("no {method} {path} in {seen:?}"))
-        .2
+    &request(seen, method, path).body
 }
 
 /// A Kubernetes `Status` reply for errors such as 404.

@@ -4,11 +4,13 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Parser;
 use kube::Client;
 use tracing::{error, info};
 
+use k8s_operator_talk::context::Settings;
 use k8s_operator_talk::leader::Leadership;
 use k8s_operator_talk::metrics::Metrics;
 use k8s_operator_talk::server::{self, Ready};
@@ -30,8 +32,35 @@ struct Args {
     /// Namespace of the leader-election Lease
     #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
     leader_election_namespace: String,
+    /// Objects of one kind reconciled at once
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    max_concurrent_reconciles: u16,
+    /// How often a quiet object is checked again against the caches, e.g. 300s, 5m, 1h
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    sync_period: Duration,
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
+}
+
+/// A whole number of seconds, minutes or hours: `90s`, `5m`, `1h`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = text.split_at(text.len().saturating_sub(1));
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => {
+            return Err(format!(
+                "{text:?}: expected a number and a unit, s, m or h (e.g. 5m)"
+            ));
+        }
+    };
+    match number.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Duration::from_secs(n * scale)),
+        _ => Err(format!(
+            "{text:?}: expected a positive whole number before the unit"
+        )),
+    }
 }
 
 #[tokio::main]
@@ -75,7 +104,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         info!("leading");
     }
 
-    let ctx = Arc::new(Context::new(client, metrics));
+    let settings = Settings {
+        max_concurrent_reconciles: args.max_concurrent_reconciles,
+        sync_period: args.sync_period,
+    };
+    let ctx = Arc::new(Context::with_settings(client, metrics, settings));
     info!("starting controllers");
     match leadership.as_mut() {
         Some(leadership) => tokio::select! {

@@ -1,74 +1,88 @@
 //! Reconciles Applications: each runs as a Deployment and a NodePort Service in its own
-//! namespace, both owned by it (deleted with it) and kept in step with its spec.
+//! namespace, both controlled by it (deleted with it) and kept in step with its spec.
 //!
-//! Children are compared with what the spec asks for and written with server-side apply only
-//! when they differ, so a quiet cluster costs no writes; status is written only when it changes.
+//! The children are read from caches fed by watches, never fetched: a child is created when
+//! missing, corrected only when this Application controls it, and written only when it
+//! differs from what `deployment()` and `service()` ask for. Status says how the rollout is
+//! going, judged as `kubectl rollout status` judges it, and shows any failure.
 
 use std::collections::BTreeMap;
-use std::fmt::Debug;
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::{apps::v1 as appsv1, core::v1 as corev1};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
+use kube::api::{Api, ObjectMeta};
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::events::{Event, EventType};
+use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
 use kube::{Resource, ResourceExt};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::json;
 use tracing::{info, warn};
 
-use crate::api::Condition;
 use crate::api::v1alpha1::{Application, ApplicationStatus};
-use crate::context::object_key;
-use crate::{Context, Error, MANAGER, Result};
+use crate::api::{Condition, set_condition};
+use crate::context::retry_key;
+use crate::controller::children::{Children, MANAGED_BY, Outcome};
+use crate::controller::rollout::{Rollout, rollout};
+use crate::{Context, Error, Result};
 
 /// Name of this controller in logs and metrics.
 const CONTROLLER: &str = "application";
+/// Field manager of this controller's writes: one per controller, so that two controllers
+/// writing the same field show up as a conflict instead of silently taking turns.
+const FIELD_MANAGER: &str = "k8s-operator-talk-application";
 /// Holds each Application until its children are cleaned up.
 pub const FINALIZER: &str = "applications.minetto.dev/finalizer";
-/// Label on every child, so our watches see only our objects.
-const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", MANAGER);
-/// Applications reconciled at once. Unbounded, a burst of thousands opens as many API
-/// connections at once; a bound keeps memory flat and reuses pooled connections.
-const CONCURRENCY: u16 = 16;
-/// How often a quiet Application is checked again, to catch drift a watch could have missed.
-const RESYNC: Duration = Duration::from_secs(300);
+
+/// What each reconcile gets: the manager's context and the caches of the children.
+pub struct State {
+    pub ctx: Arc<Context>,
+    pub deployments: Children<appsv1::Deployment>,
+    pub services: Children<corev1::Service>,
+}
 
 /// Watches Applications and the Deployments and Services they own until shutdown.
 pub async fn run(ctx: Arc<Context>) {
     let client = ctx.client.clone();
-    let owned = watcher::Config::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
+    let (deployments, deployment_changes) = Children::watch(client.clone(), FIELD_MANAGER);
+    let (services, service_changes) = Children::watch(client.clone(), FIELD_MANAGER);
     // The controller's cache of Applications, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.
     let (reader, writer) = reflector::store();
     // Only a new generation (a spec change, or deletion starting) or a finalizer change needs a
     // reconcile: our own status writes would otherwise each cause one more.
     let changed = predicates::generation.combine(predicates::finalizers);
+    let forget = ctx.clone();
     let objects = watcher(
-        Api::<Application>::all(client.clone()),
+        Api::<Application>::all(client),
         watcher::Config::default().any_semantic(),
     )
     .default_backoff()
+    // An object that is gone needs no more retries.
+    .map_ok(move |event| {
+        if let watcher::Event::Delete(obj) = &event {
+            forget.retries.forget(&retry_key(obj));
+        }
+        event
+    })
     .modify(|obj| obj.managed_fields_mut().clear())
     .reflect(writer)
     .touched_objects()
     .predicate_filter(changed, PredicateConfig::default());
+    let config = controller::Config::default().concurrency(ctx.settings.max_concurrent_reconciles);
+    let state = Arc::new(State {
+        ctx,
+        deployments,
+        services,
+    });
     Controller::for_stream(objects, reader)
-        .owns(
-            Api::<appsv1::Deployment>::all(client.clone()),
-            owned.clone(),
-        )
-        .owns(Api::<corev1::Service>::all(client), owned)
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .owns_stream(deployment_changes)
+        .owns_stream(service_changes)
+        .with_config(config)
         .shutdown_on_signal()
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile, error_policy, state)
         .for_each(|result| async move {
             if let Err(err) = result {
                 warn!(controller = CONTROLLER, "{err}");
@@ -79,150 +93,132 @@ pub async fn run(ctx: Arc<Context>) {
 
 /// Reconciles one Application through the finalizer: `apply` while it lives, `cleanup` once
 /// it is being deleted.
-pub async fn reconcile(obj: Arc<Application>, ctx: Arc<Context>) -> Result<Action> {
-    let _timer = ctx.metrics.reconcile_started(CONTROLLER);
-    let key = object_key(obj.as_ref());
+pub async fn reconcile(obj: Arc<Application>, state: Arc<State>) -> Result<Action> {
+    let _timer = state.ctx.metrics.reconcile_started(CONTROLLER);
+    // Until the first lists are in, a child missing from a cache may exist.
+    tokio::try_join!(state.deployments.synced(), state.services.synced())?;
     let namespace = obj
         .namespace()
         .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let api: Api<Application> = Api::namespaced(ctx.client.clone(), &namespace);
-    let action = finalizer(&api, FINALIZER, obj, |event| async {
+    let api: Api<Application> = Api::namespaced(state.ctx.client.clone(), &namespace);
+    let action = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
-            Finalizer::Apply(obj) => apply(&obj, &api, &ctx).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &ctx).await,
+            Finalizer::Apply(obj) => apply(&obj, &api, &state).await,
+            Finalizer::Cleanup(obj) => cleanup(&obj, &state).await,
         }
     })
     .await
     .map_err(|err| Error::Finalizer(Box::new(err)))?;
-    ctx.reset_backoff(&key);
+    state.ctx.retries.forget(&retry_key(obj.as_ref()));
     Ok(action)
 }
 
-/// Retries a failed Application with exponential backoff (1 s doubling to 5 min).
-pub fn error_policy(obj: Arc<Application>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.metrics.reconcile_failed(CONTROLLER, error);
-    let key = object_key(obj.as_ref());
-    let delay = ctx.backoff(&key);
-    warn!(controller = CONTROLLER, object = %key, retry_in = ?delay, "reconcile failed: {error}");
+/// Retries a failed Application after a jittered, growing delay (see `retry`).
+pub fn error_policy(obj: Arc<Application>, error: &Error, state: Arc<State>) -> Action {
+    state.ctx.metrics.reconcile_failed(CONTROLLER, error);
+    let delay = state.ctx.retries.next_delay(&retry_key(obj.as_ref()));
+    warn!(controller = CONTROLLER, object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
     Action::requeue(delay)
 }
 
-/// Brings the Deployment and the Service in line with the spec, then reports the status.
-async fn apply(obj: &Application, api: &Api<Application>, ctx: &Context) -> Result<Action> {
-    let namespace = obj
-        .namespace()
-        .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let deployments: Api<appsv1::Deployment> = Api::namespaced(ctx.client.clone(), &namespace);
-    let services: Api<corev1::Service> = Api::namespaced(ctx.client.clone(), &namespace);
-    let (desired_deployment, desired_service) = (deployment(obj)?, service(obj)?);
-    // Both children at once: they do not depend on each other.
-    let (deployment, _) = tokio::try_join!(
-        ensure(
-            &deployments,
-            &desired_deployment,
-            deployment_drifted,
-            obj,
-            ctx
-        ),
-        ensure(&services, &desired_service, service_drifted, obj, ctx),
-    )?;
+/// The status `obj` shows after `error`: `Ready=False` with the error's reason and message,
+/// the other conditions as they were.
+fn failed_status(obj: &Application, error: &Error) -> ApplicationStatus {
+    let mut status = obj.status.clone().unwrap_or_default();
+    let ready = Condition::new(
+        "Ready",
+        false,
+        error.reason(),
+        error.message(),
+        obj.metadata.generation,
+        &status.conditions,
+    );
+    set_condition(&mut status.conditions, ready);
+    status.observed_generation = obj.metadata.generation;
+    status
+}
 
-    let status = status(obj, &deployment);
-    if obj.status.as_ref() != Some(&status) {
-        let patch = json!({ "status": status });
-        api.patch_status(
-            &obj.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
+/// Brings the Deployment and the Service in line with the spec, then reports the status.
+async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Result<Action> {
+    let ctx = &state.ctx;
+    let outcome = ensure_children(obj, state).await;
+    let status = match &outcome {
+        Ok((deployment, _)) => status(obj, deployment.object()),
+        Err(err) => failed_status(obj, err),
+    };
+    let (deployment, service) = ctx
+        .report(
+            api,
+            obj,
+            obj.status.as_ref(),
+            &status,
+            FIELD_MANAGER,
+            outcome,
         )
         .await?;
+    // One event per reconcile, and only when something was written.
+    let changes: Vec<String> = [describe(&deployment), describe(&service)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if let Some(reason) = deployment.change().or(service.change()) {
+        ctx.publish(obj, EventType::Normal, reason, changes.join(", "))
+            .await;
     }
-    Ok(Action::requeue(RESYNC))
+    Ok(Action::requeue(ctx.settings.sync_period))
 }
 
-/// The child as the API server has it, after applying `desired` if the child is missing or
-/// has drifted (with an event saying so).
-async fn ensure<K>(
-    api: &Api<K>,
-    desired: &K,
-    drifted: fn(&K, &K) -> bool,
-    owner: &Application,
-    ctx: &Context,
-) -> Result<K>
-where
-    K: Resource<DynamicType = ()> + Clone + Debug + Serialize + DeserializeOwned,
-{
-    let name = desired.name_any();
-    let current = api.get_opt(&name).await?;
-    if let Some(current) = current
-        .as_ref()
-        .filter(|current| !drifted(current, desired))
-    {
-        return Ok(current.clone());
-    }
-    let applied = api
-        .patch(&name, &apply_params(), &Patch::Apply(desired))
-        .await?;
-    let change = if current.is_some() {
-        "Updated"
-    } else {
-        "Created"
-    };
-    publish(ctx, owner, &format!("{}{change}", K::kind(&())), &name).await;
-    Ok(applied)
-}
-
-/// The owner references make the garbage collector delete the children with their owner;
-/// deleting them here as well makes cleanup visible in events and independent of the GC.
-async fn cleanup(obj: &Application, ctx: &Context) -> Result<Action> {
+/// Both children at once: they do not depend on each other.
+async fn ensure_children(
+    obj: &Application,
+    state: &State,
+) -> Result<(Outcome<appsv1::Deployment>, Outcome<corev1::Service>)> {
     let namespace = obj
         .namespace()
         .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let deployments: Api<appsv1::Deployment> = Api::namespaced(ctx.client.clone(), &namespace);
-    let services: Api<corev1::Service> = Api::namespaced(ctx.client.clone(), &namespace);
-    let params = DeleteParams::background();
-    let names = child_names(obj);
-    ignore_not_found(
-        deployments
-            .delete(&names.deployment, &params)
-            .await
-            .map(drop),
-    )?;
-    ignore_not_found(services.delete(&names.service, &params).await.map(drop))?;
-    info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
-    publish(
-        ctx,
-        obj,
-        "Deleted",
-        "Deleted the Deployment and the Service",
+    let deployments: Api<appsv1::Deployment> =
+        Api::namespaced(state.ctx.client.clone(), &namespace);
+    let services: Api<corev1::Service> = Api::namespaced(state.ctx.client.clone(), &namespace);
+    let (desired_deployment, desired_service) = (deployment(obj)?, service(obj)?);
+    tokio::try_join!(
+        state
+            .deployments
+            .ensure(&deployments, &desired_deployment, obj),
+        state.services.ensure(&services, &desired_service, obj),
     )
-    .await;
+}
+
+/// "Created Deployment web-deployment", or nothing when the child was left as it was.
+fn describe<K: Resource<DynamicType = ()>>(outcome: &Outcome<K>) -> Option<String> {
+    let change = outcome.change()?;
+    Some(format!(
+        "{change} {} {}",
+        K::kind(&()),
+        outcome.object().name_any()
+    ))
+}
+
+/// Deletes the children this Application controls. Their owner references would make the
+/// garbage collector delete them too; deleting them here makes cleanup visible in events and
+/// independent of the collector.
+async fn cleanup(obj: &Application, state: &State) -> Result<Action> {
+    let namespace = obj
+        .namespace()
+        .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
+    let deployments: Api<appsv1::Deployment> =
+        Api::namespaced(state.ctx.client.clone(), &namespace);
+    let services: Api<corev1::Service> = Api::namespaced(state.ctx.client.clone(), &namespace);
+    let names = child_names(obj);
+    state
+        .deployments
+        .delete(&deployments, &names.deployment, obj)
+        .await?;
+    state
+        .services
+        .delete(&services, &names.service, obj)
+        .await?;
+    info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
     Ok(Action::await_change())
-}
-
-fn ignore_not_found(result: kube::Result<()>) -> Result<()> {
-    match result {
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        other => Ok(other?),
-    }
-}
-
-/// Events are best effort: failing to record one must not fail the reconcile.
-async fn publish(ctx: &Context, obj: &Application, reason: &str, note: &str) {
-    let event = Event {
-        type_: EventType::Normal,
-        reason: reason.into(),
-        note: Some(note.into()),
-        action: "Reconcile".into(),
-        secondary: None,
-    };
-    if let Err(err) = ctx.recorder.publish(&event, &obj.object_ref(&())).await {
-        warn!(controller = CONTROLLER, "recording event {reason}: {err}");
-    }
-}
-
-fn apply_params() -> PatchParams {
-    PatchParams::apply(MANAGER).force()
 }
 
 struct ChildNames {
@@ -231,6 +227,8 @@ struct ChildNames {
     container: String,
 }
 
+/// The children's names. The CRD refuses Application names that would make them invalid
+/// (see the validation rule on the Application type).
 fn child_names(obj: &Application) -> ChildNames {
     let name = obj.name_any();
     ChildNames {
@@ -323,80 +321,49 @@ pub fn service(obj: &Application) -> Result<corev1::Service> {
     })
 }
 
-/// Whether `current` lacks anything `desired` sets: our labels, our owner, replicas, image, port.
-fn deployment_drifted(current: &appsv1::Deployment, desired: &appsv1::Deployment) -> bool {
-    let pod = |d: &appsv1::Deployment| {
-        let spec = &d.spec;
-        let container = spec.template.spec.as_ref()?.containers.first()?;
-        let port = container.ports.as_ref()?.first()?.container_port;
-        Some((
-            spec.replicas,
-            container.name.clone(),
-            container.image.clone(),
-            port,
-        ))
-    };
-    meta_drifted(&current.metadata, &desired.metadata) || pod(current) != pod(desired)
-}
-
-/// Whether `current` lacks anything `desired` sets: labels, owner, type, selector, port.
-fn service_drifted(current: &corev1::Service, desired: &corev1::Service) -> bool {
-    let shape = |s: &corev1::Service| {
-        let spec = s.spec.as_ref()?;
-        let port = spec.ports.as_ref()?.first()?;
-        Some((
-            spec.type_.clone(),
-            spec.external_traffic_policy.clone(),
-            spec.selector.clone(),
-            port.name.clone(),
-            port.port,
-            port.target_port.clone(),
-        ))
-    };
-    meta_drifted(&current.metadata, &desired.metadata) || shape(current) != shape(desired)
-}
-
-fn meta_drifted(current: &ObjectMeta, desired: &ObjectMeta) -> bool {
-    let labels = current.labels.clone().unwrap_or_default();
-    let owners = current.owner_references.clone().unwrap_or_default();
-    let missing_label = desired
-        .labels
-        .iter()
-        .flatten()
-        .any(|(k, v)| labels.get(k) != Some(v));
-    let missing_owner = desired
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|o| !owners.contains(o));
-    missing_label || missing_owner
-}
-
-/// The status an Application should show, derived from its Deployment.
+/// The status an Application should show, derived from its Deployment: `Ready` once the
+/// rollout is complete, `Progressing` while it runs, both `False` with the Deployment's own
+/// reason and message when it is stuck.
 fn status(obj: &Application, deployment: &appsv1::Deployment) -> ApplicationStatus {
     let observed = deployment.status.clone().unwrap_or_default();
-    let ready_replicas = observed.ready_replicas.unwrap_or(0);
-    let ready = ready_replicas >= obj.spec.replicas;
+    let generation = obj.metadata.generation;
     let previous = obj
         .status
         .as_ref()
         .map(|s| s.conditions.as_slice())
         .unwrap_or_default();
-    let message = format!("{ready_replicas}/{} replicas ready", obj.spec.replicas);
-    let reason = if ready { "Ready" } else { "Progressing" };
+    let condition = |type_: &str, status: bool, reason: &str, message: &str| {
+        Condition::new(type_, status, reason, message, generation, previous)
+    };
+    let conditions = match rollout(deployment) {
+        Rollout::Complete => {
+            let message = format!(
+                "{} of {} replicas available",
+                observed.available_replicas.unwrap_or(0),
+                obj.spec.replicas
+            );
+            vec![
+                condition("Ready", true, "RolloutComplete", &message),
+                condition("Progressing", false, "RolloutComplete", &message),
+            ]
+        }
+        Rollout::Progressing(message) => vec![
+            condition("Ready", false, "Progressing", &message),
+            condition("Progressing", true, "RollingOut", &message),
+        ],
+        Rollout::Failed { reason, message } => vec![
+            condition("Ready", false, &reason, &message),
+            condition("Progressing", false, &reason, &message),
+        ],
+    };
     ApplicationStatus {
         replicas: observed.replicas.unwrap_or(0),
-        ready_replicas,
+        updated_replicas: observed.updated_replicas.unwrap_or(0),
+        ready_replicas: observed.ready_replicas.unwrap_or(0),
         available_replicas: observed.available_replicas.unwrap_or(0),
         selector: Some(format!("app={}", obj.name_any())),
-        observed_generation: obj.metadata.generation,
-        conditions: vec![Condition::ready(
-            ready,
-            reason,
-            message,
-            obj.metadata.generation,
-            previous,
-        )],
+        observed_generation: generation,
+        conditions,
     }
 }
 
@@ -405,12 +372,16 @@ mod tests {
     use super::*;
     use crate::api::v1alpha1::ApplicationSpec;
     use crate::controller::test_support::{
-        Expected, Reply, Seen, body, mock_client, serve, status as api_status,
+        Expected, Reply, Seen, body, cache, mock_client, request, serve, status as api_status,
     };
     use serde_json::Value;
+    use std::time::Duration;
 
     const OBJECT: &str = "/apis/minetto.dev/v1alpha1/namespaces/default/applications/test";
+    const STATUS: &str = "/apis/minetto.dev/v1alpha1/namespaces/default/applications/test/status";
+    const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
     const DEPLOYMENT: &str = "/apis/apps/v1/namespaces/default/deployments/test-deployment";
+    const SERVICES: &str = "/api/v1/namespaces/default/services";
     const SERVICE: &str = "/api/v1/namespaces/default/services/test-service";
     const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/default/events";
 
@@ -432,26 +403,62 @@ mod tests {
         obj
     }
 
+    /// The children as the API server would have them: stored, and the rollout complete.
+    fn stored_children(obj: &Application) -> (appsv1::Deployment, corev1::Service) {
+        let mut d = deployment(obj).unwrap();
+        d.metadata.uid = Some("deployment-uid".into());
+        d.metadata.resource_version = Some("11".into());
+        d.metadata.generation = Some(1);
+        d.status = Some(appsv1::DeploymentStatus {
+            observed_generation: Some(1),
+            replicas: Some(2),
+            updated_replicas: Some(2),
+            ready_replicas: Some(2),
+            available_replicas: Some(2),
+            ..Default::default()
+        });
+        let mut s = service(obj).unwrap();
+        s.metadata.uid = Some("service-uid".into());
+        s.metadata.resource_version = Some("12".into());
+        (d, s)
+    }
+
     fn json(value: &impl serde::Serialize) -> Value {
         serde_json::to_value(value).unwrap()
     }
 
-    /// Reconciles `obj` against an API server that answers exactly the `expected` requests;
-    /// returns the action and the requests in order of arrival.
-    async fn run(obj: Application, expected: Vec<Expected>) -> (Action, Vec<Seen>) {
+    /// Reconciles `obj` with these cached children against an API server that answers
+    /// exactly the `expected` requests (any other request fails the reconcile); returns the
+    /// result and the requests in order of arrival.
+    async fn run(
+        obj: Application,
+        deployments: Vec<appsv1::Deployment>,
+        services: Vec<corev1::Service>,
+        expected: Vec<Expected>,
+    ) -> (Result<Action>, Vec<Seen>) {
         let (client, server) = mock_client();
-        let ctx = Arc::new(Context::new(client, Arc::default()));
+        let state = Arc::new(State {
+            ctx: Arc::new(Context::new(client, Arc::default())),
+            deployments: Children::new(cache(deployments), FIELD_MANAGER),
+            services: Children::new(cache(services), FIELD_MANAGER),
+        });
         let reconciled =
-            tokio::time::timeout(Duration::from_secs(5), reconcile(Arc::new(obj), ctx));
+            tokio::time::timeout(Duration::from_secs(5), reconcile(Arc::new(obj), state));
         let (result, seen) = tokio::join!(reconciled, serve(server, expected));
-        (
-            result.expect("reconcile hung").expect("reconcile failed"),
-            seen,
-        )
+        (result.expect("reconcile hung"), seen)
     }
 
-    fn not_found() -> Reply {
-        Reply::Json(404, api_status(404, "NotFound"))
+    fn ready_condition(status: &Value) -> (&str, &str) {
+        let ready = status["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "Ready")
+            .unwrap();
+        (
+            ready["status"].as_str().unwrap(),
+            ready["reason"].as_str().unwrap(),
+        )
     }
 
     #[test]
@@ -500,36 +507,6 @@ mod tests {
         assert!(matches!(deployment(&obj), Err(Error::MissingUid(_))));
     }
 
-    #[test]
-    fn drift_is_what_we_set_and_nothing_else() {
-        let obj = fixture(true);
-        let desired = deployment(&obj).unwrap();
-        let mut current = desired.clone();
-        current
-            .metadata
-            .labels
-            .as_mut()
-            .unwrap()
-            .insert("team".into(), "web".into());
-        current.spec.revision_history_limit = Some(10);
-        assert!(
-            !deployment_drifted(&current, &desired),
-            "server defaults and foreign labels are not drift"
-        );
-        current.spec.replicas = Some(5);
-        assert!(
-            deployment_drifted(&current, &desired),
-            "a hand-edited replica count is drift"
-        );
-
-        let desired = service(&obj).unwrap();
-        let mut current = desired.clone();
-        current.spec.as_mut().unwrap().cluster_ip = Some("10.0.0.7".into());
-        assert!(!service_drifted(&current, &desired));
-        current.spec.as_mut().unwrap().ports.as_mut().unwrap()[0].port = 8080;
-        assert!(service_drifted(&current, &desired));
-    }
-
     #[tokio::test]
     async fn adds_the_finalizer_before_anything_else() {
         let expected = vec![(
@@ -537,84 +514,206 @@ mod tests {
             OBJECT.into(),
             Reply::Json(200, json(&fixture(true))),
         )];
-        let (action, seen) = run(fixture(false), expected).await;
+        let (result, seen) = run(fixture(false), vec![], vec![], expected).await;
         assert!(body(&seen, "PATCH", OBJECT).to_string().contains(FINALIZER));
-        assert_eq!(action, Action::await_change());
+        assert_eq!(result.unwrap(), Action::await_change());
     }
 
     #[tokio::test]
-    async fn creates_the_children_then_reports_status() {
-        let status_path = format!("{OBJECT}/status");
+    async fn creates_missing_children_then_reports_one_event_and_the_status() {
         let expected = vec![
-            ("GET", DEPLOYMENT.into(), not_found()),
-            ("PATCH", DEPLOYMENT.into(), Reply::Echo),
-            ("GET", SERVICE.into(), not_found()),
-            ("PATCH", SERVICE.into(), Reply::Echo),
-            ("POST", EVENTS.into(), Reply::Echo),
-            ("POST", EVENTS.into(), Reply::Echo),
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("POST", SERVICES.into(), Reply::Echo),
             (
                 "PATCH",
-                status_path.clone(),
+                STATUS.into(),
                 Reply::Json(200, json(&fixture(true))),
             ),
+            ("POST", EVENTS.into(), Reply::Echo),
         ];
-        let (action, seen) = run(fixture(true), expected).await;
-        assert_eq!(body(&seen, "PATCH", DEPLOYMENT)["spec"]["replicas"], 2);
-        assert_eq!(body(&seen, "PATCH", SERVICE)["spec"]["type"], "NodePort");
-        let status = body(&seen, "PATCH", &status_path);
+        let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
+        assert_eq!(result.unwrap(), Action::requeue(Duration::from_secs(300)));
+        let created = request(&seen, "POST", DEPLOYMENTS);
+        assert_eq!(created.body["spec"]["replicas"], 2);
+        assert_eq!(created.param("fieldManager"), Some(FIELD_MANAGER));
+        assert_eq!(body(&seen, "POST", SERVICES)["spec"]["type"], "NodePort");
+        let status = body(&seen, "PATCH", STATUS);
         assert_eq!(status["status"]["observedGeneration"], 1);
-        assert_eq!(status["status"]["conditions"][0]["status"], "False");
         assert_eq!(
-            seen.last().unwrap().1,
-            status_path,
-            "status comes last, from the applied Deployment"
+            ready_condition(status),
+            ("False", "Progressing"),
+            "the Deployment controller has not seen it yet"
         );
-        assert_eq!(action, Action::requeue(RESYNC));
+        let event = body(&seen, "POST", EVENTS);
+        assert_eq!(
+            (event["type"].as_str(), event["reason"].as_str()),
+            (Some("Normal"), Some("Created"))
+        );
+        assert_eq!(
+            event["note"],
+            "Created Deployment test-deployment, Created Service test-service"
+        );
     }
 
     #[tokio::test]
-    async fn writes_nothing_when_everything_is_in_step() {
+    async fn sets_back_a_drifted_child_it_controls_with_a_forced_apply() {
         let mut obj = fixture(true);
-        let mut current = deployment(&obj).unwrap();
-        current.status = Some(appsv1::DeploymentStatus {
-            replicas: Some(2),
-            ready_replicas: Some(2),
-            ..Default::default()
-        });
-        obj.status = Some(status(&obj, &current));
+        let (mut d, s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &d));
+        d.spec.replicas = Some(5);
+        let mut applied = d.clone();
+        applied.spec.replicas = Some(2);
+        applied.metadata.resource_version = Some("13".into());
         let expected = vec![
-            ("GET", DEPLOYMENT.into(), Reply::Json(200, json(&current))),
-            (
-                "GET",
-                SERVICE.into(),
-                Reply::Json(200, json(&service(&obj).unwrap())),
-            ),
+            ("PATCH", DEPLOYMENT.into(), Reply::Json(200, json(&applied))),
+            ("POST", EVENTS.into(), Reply::Echo),
         ];
-        let (action, _) = run(obj, expected).await;
-        assert_eq!(action, Action::requeue(RESYNC));
+        let (result, seen) = run(obj, vec![d], vec![s], expected).await;
+        result.unwrap();
+        let apply = request(&seen, "PATCH", DEPLOYMENT);
+        assert_eq!(
+            apply.content_type, "application/apply-patch+yaml",
+            "server-side apply"
+        );
+        assert_eq!(apply.param("fieldManager"), Some(FIELD_MANAGER));
+        assert_eq!(apply.param("force"), Some("true"));
+        assert_eq!(apply.body["spec"]["replicas"], 2);
+        assert_eq!(
+            apply.body["metadata"]["uid"], "deployment-uid",
+            "refused if the child was replaced meanwhile"
+        );
+        assert_eq!(body(&seen, "POST", EVENTS)["reason"], "Corrected");
     }
 
     #[tokio::test]
-    async fn deletion_removes_the_children_then_the_finalizer() {
+    async fn sends_nothing_when_everything_is_in_step() {
+        let mut obj = fixture(true);
+        let (d, s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &d));
+        assert_eq!(obj.status.as_ref().unwrap().conditions[0].status, "True");
+        // No request at all is expected: no GET of the children, no write.
+        let (result, _) = run(obj, vec![d], vec![s], vec![]).await;
+        assert_eq!(result.unwrap(), Action::requeue(Duration::from_secs(300)));
+    }
+
+    #[tokio::test]
+    async fn leaves_a_child_it_does_not_control_alone_and_says_so() {
+        let mut obj = fixture(true);
+        let (d, mut s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &d));
+        s.metadata.owner_references = None;
+        let expected = vec![
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&obj))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(obj.clone(), vec![d.clone()], vec![s.clone()], expected).await;
+        assert!(
+            matches!(
+                result.as_ref().map_err(Error::cause),
+                Err(Error::ChildConflict(_))
+            ),
+            "{result:?}"
+        );
+        let status = body(&seen, "PATCH", STATUS);
+        assert_eq!(ready_condition(status), ("False", "ChildConflict"));
+        let message = status["status"]["conditions"][0]["message"]
+            .as_str()
+            .unwrap();
+        assert!(message.contains("Service test-service"), "{message}");
+        let event = body(&seen, "POST", EVENTS);
+        assert_eq!(
+            (event["type"].as_str(), event["reason"].as_str()),
+            (Some("Warning"), Some("ChildConflict"))
+        );
+
+        // The same failure again: retried, but neither written nor announced again.
+        obj.status = Some(serde_json::from_value(status["status"].clone()).unwrap());
+        let (result, _) = run(obj, vec![d], vec![s], vec![]).await;
+        assert!(matches!(
+            result.as_ref().map_err(Error::cause),
+            Err(Error::ChildConflict(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn does_not_take_over_a_child_missing_from_its_cache() {
+        let mut foreign = service(&fixture(true)).unwrap();
+        foreign.metadata.owner_references = None;
+        foreign.metadata.labels = None;
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            (
+                "POST",
+                SERVICES.into(),
+                Reply::Json(409, api_status(409, "AlreadyExists")),
+            ),
+            ("GET", SERVICE.into(), Reply::Json(200, json(&foreign))),
+            (
+                "PATCH",
+                STATUS.into(),
+                Reply::Json(200, json(&fixture(true))),
+            ),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
+        assert!(
+            matches!(
+                result.as_ref().map_err(Error::cause),
+                Err(Error::ChildConflict(_))
+            ),
+            "{result:?}"
+        );
+        assert_eq!(
+            ready_condition(body(&seen, "PATCH", STATUS)),
+            ("False", "ChildConflict")
+        );
+    }
+
+    #[tokio::test]
+    async fn reports_an_api_failure_in_the_status() {
+        let quota = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403,
+            "message": "services \"test-service\" is forbidden: exceeded quota: none, requested: services=1",
+        });
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("POST", SERVICES.into(), Reply::Json(403, quota)),
+            (
+                "PATCH",
+                STATUS.into(),
+                Reply::Json(200, json(&fixture(true))),
+            ),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
+        assert!(result.is_err());
+        let status = body(&seen, "PATCH", STATUS);
+        assert_eq!(ready_condition(status), ("False", "ReconcileError"));
+        assert!(status.to_string().contains("exceeded quota"), "{status}");
+        assert_eq!(body(&seen, "POST", EVENTS)["type"], "Warning");
+    }
+
+    #[tokio::test]
+    async fn deletion_deletes_only_controlled_children_with_a_uid_precondition() {
         let mut obj = fixture(true);
         obj.metadata.deletion_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
+        let (d, mut s) = stored_children(&obj);
+        s.metadata.owner_references = None;
         let expected = vec![
-            (
-                "DELETE",
-                DEPLOYMENT.into(),
-                Reply::Json(200, json(&deployment(&obj).unwrap())),
-            ),
-            ("DELETE", SERVICE.into(), not_found()),
-            ("POST", EVENTS.into(), Reply::Echo),
+            ("DELETE", DEPLOYMENT.into(), Reply::Json(200, json(&d))),
             (
                 "PATCH",
                 OBJECT.into(),
                 Reply::Json(200, json(&fixture(false))),
             ),
         ];
-        let (action, seen) = run(obj, expected).await;
+        let (result, seen) = run(obj, vec![d], vec![s], expected).await;
+        assert_eq!(result.unwrap(), Action::await_change());
+        assert_eq!(
+            body(&seen, "DELETE", DEPLOYMENT)["preconditions"]["uid"],
+            "deployment-uid"
+        );
         assert!(body(&seen, "PATCH", OBJECT).to_string().contains("remove"));
-        assert_eq!(seen.last().unwrap().1, OBJECT, "the finalizer goes last");
-        assert_eq!(action, Action::await_change());
+        assert_eq!(seen.last().unwrap().path, OBJECT, "the finalizer goes last");
     }
 }

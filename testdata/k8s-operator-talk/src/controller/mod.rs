@@ -5,6 +5,9 @@ use std::sync::Arc;
 
 use crate::Context;
 
+pub mod children;
+pub mod rollout;
+
 pub mod application;
 
 #[cfg(test)]

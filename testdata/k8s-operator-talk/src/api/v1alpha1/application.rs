@@ -1,7 +1,6 @@
 //! The Application API (minetto.dev/v1alpha1). An Application names a container image; its controller
 //! runs it as a Deployment and exposes it with a NodePort Service.
-
-use kube::CustomResource;
+use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +9,7 @@ use crate::api::Condition;
 /// The desired state of Application.
 // clippy reads two `type_ = "integer"` in separate printcolumn(...) lists as one duplicated attribute.
 #[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(CustomResource, KubeSchema, Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[kube(
     group = "minetto.dev",
     version = "v1alpha1",
@@ -28,11 +27,12 @@ use crate::api::Condition;
     printcolumn(name = "Image", type_ = "string", json_path = ".spec.image"),
     printcolumn(name = "Desired", type_ = "integer", json_path = ".spec.replicas"),
     printcolumn(name = "Ready", type_ = "integer", json_path = ".status.readyReplicas"),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
+    // The children are named <name>-deployment, <name>-service and <name>-container (a
+    // DNS-1035 label, at most 63 characters): refuse names that would make them invalid
+    // when the object is created, not at every reconcile.
+    validation = Rule::new("self.metadata.name.size() <= 53 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')")
+        .message("metadata.name must be at most 53 characters of lowercase letters, digits and '-', starting with a letter: the Application's Service is named <name>-service and its container <name>-container"),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSpec {
@@ -64,6 +64,9 @@ pub struct ApplicationStatus {
     /// Pods of the Deployment, for the scale subresource.
     #[serde(default)]
     pub replicas: i32,
+    /// Pods of the Deployment that run the current spec.
+    #[serde(default)]
+    pub updated_replicas: i32,
     /// Pods that pass their readiness probe.
     #[serde(default)]
     pub ready_replicas: i32,
