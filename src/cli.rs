@@ -72,7 +72,7 @@ pub struct CreateApiArgs {
     /// Kind, in CamelCase, e.g. Application
     #[arg(long)]
     pub kind: String,
-    /// Plural resource name [default: the Kubernetes plural of the kind]
+    /// Plural resource name [default: kubebuilder's plural of the kind]
     #[arg(long)]
     pub plural: Option<String>,
     /// Whether the resource is namespaced

@@ -1,95 +1,11 @@
-//! Name forms derived from user input: plurals, Rust identifiers that never collide with
-//! keywords or the names our generated code imports. Pure functions, unit-tested here.
+//! Name forms derived from user input: plurals (kubebuilder's, in `plural`), Rust identifiers
+//! that never collide with keywords or the names our generated code imports. Pure functions,
+//! unit-tested here.
 
-use heck::ToSnakeCase;
+mod flect_data;
+mod plural;
 
-/// Words whose plural is not formed by the regular English rules. Kubernetes (through
-/// kubebuilder's pluralizer) uses these; kube-derive does not know them, so we always pass
-/// the plural to the derive explicitly.
-const IRREGULAR: &[(&str, &str)] = &[
-    ("person", "people"),
-    ("child", "children"),
-    ("man", "men"),
-    ("woman", "women"),
-    ("mouse", "mice"),
-    ("goose", "geese"),
-    ("foot", "feet"),
-    ("tooth", "teeth"),
-    ("ox", "oxen"),
-    ("index", "indices"),
-    ("matrix", "matrices"),
-    ("vertex", "vertices"),
-    ("analysis", "analyses"),
-    ("basis", "bases"),
-    ("crisis", "crises"),
-    ("thesis", "theses"),
-    ("criterion", "criteria"),
-    ("phenomenon", "phenomena"),
-    ("cactus", "cacti"),
-    ("fungus", "fungi"),
-    ("radius", "radii"),
-    ("leaf", "leaves"),
-    ("knife", "knives"),
-    ("life", "lives"),
-    ("wife", "wives"),
-    ("half", "halves"),
-    ("wolf", "wolves"),
-    ("shelf", "shelves"),
-    ("hero", "heroes"),
-    ("potato", "potatoes"),
-    ("tomato", "tomatoes"),
-    ("echo", "echoes"),
-    ("quiz", "quizzes"),
-];
-
-/// Words that are the same in singular and plural (Kubernetes' own `endpoints` among them).
-const UNCOUNTABLE: &[&str] = &[
-    "data",
-    "metadata",
-    "endpoints",
-    "equipment",
-    "information",
-    "news",
-    "series",
-    "species",
-    "sheep",
-    "fish",
-    "deer",
-    "metrics",
-];
-
-/// The plural resource name Kubernetes conventions give a kind: lowercase, with only the last
-/// word of a CamelCase kind pluralized (`DatabasePerson` -> `databasepeople`).
-pub fn plural_of(kind: &str) -> String {
-    let words = kind.to_snake_case();
-    let (head, last) = match words.rsplit_once('_') {
-        Some((head, last)) => (head.replace('_', ""), last.to_string()),
-        None => (String::new(), words),
-    };
-    format!("{head}{}", pluralize_word(&last))
-}
-
-fn pluralize_word(word: &str) -> String {
-    if UNCOUNTABLE.contains(&word) {
-        return word.to_string();
-    }
-    if let Some((_, plural)) = IRREGULAR.iter().find(|(singular, _)| *singular == word) {
-        return (*plural).to_string();
-    }
-    if ["s", "x", "z", "ch", "sh"]
-        .iter()
-        .any(|end| word.ends_with(end))
-    {
-        return format!("{word}es");
-    }
-    if let Some(stem) = word.strip_suffix('y')
-        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
-        && !stem.is_empty()
-    {
-        return format!("{stem}ies");
-    }
-    format!("{word}s")
-}
+pub use plural::{DefaultPlural, default_plural, kubebuilder_plural, plural_of};
 
 /// Rust keywords (strict and reserved, all editions). A module may not be named after one;
 /// `self`, `super`, `crate` and `Self` cannot even be raw identifiers, so we suffix instead.
@@ -207,30 +123,6 @@ pub fn type_ident(kind: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plurals_follow_kubernetes_conventions() {
-        for (kind, plural) in [
-            ("Application", "applications"),
-            ("Policy", "policies"),
-            ("Gateway", "gateways"),
-            ("Ingress", "ingresses"),
-            ("Box", "boxes"),
-            ("Match", "matches"),
-            ("Person", "people"),
-            ("DatabasePerson", "databasepeople"),
-            ("Child", "children"),
-            ("Index", "indices"),
-            ("Endpoints", "endpoints"),
-            ("Series", "series"),
-            ("Leaf", "leaves"),
-            ("Potato", "potatoes"),
-            ("ConfigMap", "configmaps"),
-            ("Y", "ys"),
-        ] {
-            assert_eq!(plural_of(kind), plural, "plural of {kind}");
-        }
-    }
 
     #[test]
     fn keywords_become_safe_module_names() {

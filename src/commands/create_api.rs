@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 use crate::cli::CreateApiArgs;
 use crate::context::{ProjectContext, ResourceContext};
-use crate::naming::plural_of;
+use crate::naming::{DefaultPlural, default_plural};
 use crate::plan::{PlannedFile, Policy};
 use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
@@ -15,7 +15,10 @@ use crate::writer::Force;
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
-    let resource = resource_from_args(&project, args)?;
+    let (resource, note) = resource_from_args(&project, args)?;
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     match project
         .resources
         .iter_mut()
@@ -55,13 +58,32 @@ fn same_gvk(a: &Resource, b: &Resource) -> bool {
     a.same_kind(b) && a.version == b.version
 }
 
-fn resource_from_args(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
+/// The resource `args` describe, checked against the project, and a note for the user when
+/// the plural opsdk chose is not kubebuilder's.
+fn resource_from_args(
+    project: &Project,
+    args: &CreateApiArgs,
+) -> Result<(Resource, Option<String>)> {
     if !args.group.is_empty() {
         validate::group(&args.group)?;
     }
     validate::version(&args.version)?;
     validate::kind(&args.kind)?;
-    let plural = args.plural.clone().unwrap_or_else(|| plural_of(&args.kind));
+    // A new version of a recorded kind keeps its plural: both versions are one CRD.
+    let recorded = project
+        .resources
+        .iter()
+        .find(|r| r.group == args.group && r.kind == args.kind)
+        .map(|r| r.plural.clone());
+    let (plural, note) = match (&args.plural, recorded) {
+        (Some(plural), _) => (plural.clone(), None),
+        (None, Some(plural)) => (plural, None),
+        (None, None) => {
+            let default = default_plural(&args.kind);
+            let note = plural_note(&args.kind, &default);
+            (default.plural, note)
+        }
+    };
     validate::plural(&plural)?;
 
     let probe = Resource {
@@ -141,7 +163,22 @@ fn resource_from_args(project: &Project, args: &CreateApiArgs) -> Result<Resourc
             resource.kind
         );
     }
-    Ok(resource)
+    Ok((resource, note))
+}
+
+/// One line telling the user where opsdk's default plural departs from kubebuilder's.
+fn plural_note(kind: &str, default: &DefaultPlural) -> Option<String> {
+    let theirs = default.kubebuilder.as_ref()?;
+    let ours = &default.plural;
+    Some(if validate::plural(theirs).is_ok() {
+        format!(
+            "note: plural {ours:?} differs from kubebuilder's {theirs:?}; pass --plural {theirs} to match it"
+        )
+    } else {
+        format!(
+            "note: kubebuilder's plural for {kind} would be {theirs:?}, not a valid resource name; opsdk uses {ours:?}"
+        )
+    })
 }
 
 fn group_or_domain(project: &Project, r: &Resource) -> String {

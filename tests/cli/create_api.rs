@@ -208,3 +208,28 @@ fn never_writes_through_a_symlinked_file() {
         "// not the project's\n"
     );
 }
+
+#[test]
+fn plurals_are_kubebuilders_and_a_departure_is_noted() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    let stderr = |args: &[&str]| {
+        let out = create_api_cmd(&dir, args).assert().success();
+        String::from_utf8(out.get_output().stderr.clone()).unwrap()
+    };
+    assert_eq!(stderr(&["--version", "v1", "--kind", "Redis"]), "");
+    assert!(read(&dir, "PROJECT").contains("plural: redis\n"));
+
+    // flect says "videoes": opsdk keeps the English plural and says how to match kubebuilder.
+    let video = ["--version", "v1", "--kind", "Video"];
+    assert_eq!(
+        stderr(&[&video[..], &["--dry-run"]].concat()),
+        "note: plural \"videos\" differs from kubebuilder's \"videoes\"; pass --plural videoes to match it\n"
+    );
+    assert_eq!(stderr(&[&video[..], &["--plural", "videoes"]].concat()), "");
+    // A new version of the kind keeps its recorded plural, without a note.
+    let v2 = ["--version", "v2", "--kind", "Video", "--controller=false"];
+    assert_eq!(stderr(&v2), "");
+    let project = read(&dir, "PROJECT");
+    assert_eq!(project.matches("plural: videoes\n").count(), 2, "{project}");
+}

@@ -3,6 +3,7 @@
 mod bad_input;
 mod create_api;
 mod e2e;
+mod flect;
 mod generated;
 mod golden;
 mod host;

@@ -4,8 +4,8 @@ use crate::support::*;
 
 /// Kinds chosen to trip every naming hazard: a Rust keyword (`Type`), prelude types
 /// (`String`, `Self`), Kubernetes types the generated code uses (`Deployment`, `Service`,
-/// `Event`), an irregular
-/// plural (`Person`), a second version of a kind, and two groups.
+/// `Event`), irregular plurals (`Person` -> `people`, `Self` -> `selves`, as kubebuilder has
+/// them), a second version of a kind, and two groups.
 pub const KINDS: &[&[&str]] = &[
     &["--version", "v1alpha1", "--kind", "Application"],
     &["--version", "v1alpha1", "--kind", "Widget"],
@@ -85,6 +85,7 @@ fn every_kind_is_registered_everywhere() {
     assert!(read(&dir, "src/api/batch/v1beta1/string.rs").contains("root = \"StringResource\""));
     assert!(read(&dir, "src/api/apps/v1/self_.rs").contains("root = \"SelfResource\""));
     assert!(read(&dir, "src/api/batch/v1/person.rs").contains("plural = \"people\""));
+    assert!(read(&dir, "src/api/apps/v1/self_.rs").contains("plural = \"selves\""));
 
     let role = read(&dir, "config/rbac/role.yaml");
     for group in [
