@@ -142,26 +142,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn sets_back_a_drifted_child_it_controls_with_a_forced_apply() {
+    async fn sets_back_a_drifted_child_it_controls_with_a_guarded_patch() {
         let mut obj = fixture(true);
         let (mut d, s) = stored_children(&obj);
         obj.status = Some(status(&obj, &d));
         d.spec.replicas = Some(5);
-        let mut applied = d.clone();
-        applied.spec.replicas = Some(2);
-        applied.metadata.resource_version = Some("13".into());
+        let mut corrected = d.clone();
+        corrected.spec.replicas = Some(2);
+        corrected.metadata.resource_version = Some("13".into());
         let expected = vec![
-            ("PATCH", DEPLOYMENT.into(), Reply::Json(200, json(&applied))),
+            ("PATCH", DEPLOYMENT.into(), Reply::Json(200, json(&corrected))),
             ("POST", EVENTS.into(), Reply::Echo),
         ];
         let (result, seen) = run(obj, vec![d], vec![s], expected).await;
         result.unwrap();
-        let apply = request(&seen, "PATCH", DEPLOYMENT);
-        assert_eq!(apply.content_type, "application/apply-patch+yaml", "server-side apply");
-        assert_eq!(apply.param("fieldManager"), Some(FIELD_MANAGER));
-        assert_eq!(apply.param("force"), Some("true"));
-        assert_eq!(apply.body["spec"]["replicas"], 2);
-        assert_eq!(apply.body["metadata"]["uid"], "deployment-uid", "refused if the child was replaced meanwhile");
+        let patch = request(&seen, "PATCH", DEPLOYMENT);
+        assert_eq!(patch.content_type, "application/merge-patch+json", "lists replaced whole, maps merged");
+        assert_eq!(patch.param("fieldManager"), Some(FIELD_MANAGER));
+        assert_eq!(patch.body["spec"]["replicas"], 2);
+        let guard = &patch.body["metadata"];
+        assert_eq!((guard["resourceVersion"].as_str(), guard["uid"].as_str()), (Some("11"), Some("deployment-uid")), "refused if the child changed or was replaced meanwhile");
         assert_eq!(body(&seen, "POST", EVENTS)["reason"], "Corrected");
     }
 

@@ -1,16 +1,19 @@
 {%- set r = resource -%}
 //! The {{ r.kind }} controller against a real kube-apiserver and etcd (see `envtest/`).
 //! Skipped unless KUBEBUILDER_ASSETS names a folder holding `etcd` and `kube-apiserver`.
-//! There is no kube-controller-manager here: no Pods, no garbage collection.
+//! There is no kube-controller-manager here: no Pods, no garbage collection, and nobody but
+//! the tests writes a Deployment's status. The controller runs as the manager's
+//! ServiceAccount under `config/rbac/role.yaml`.
 
 mod envtest;
 
 use std::sync::Arc;
 
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::{apps::v1 as appsv1, core::v1 as corev1};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use {{ project.crate_name }}::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Spec};
 use {{ project.crate_name }}::controller::{{ r.controller_rust_path }} as controller;
@@ -20,8 +23,45 @@ use envtest::{ControlPlane, eventually};
 
 /// A control plane with the CRDs installed and the controller running, or `None` when skipped.
 async fn start() -> Option<(ControlPlane, Client)> {
+    let role = serde_saphyr::from_str(include_str!("../config/rbac/role.yaml")).expect("parsing config/rbac/role.yaml");
     let run = |client| controller::run(Arc::new(Context::new(client, Arc::default())));
-    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), run).await
+    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), &role, run).await
+}
+
+async fn namespace(client: &Client, name: &str) {
+    let ns: corev1::Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    Api::<corev1::Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await.unwrap();
+}
+
+/// The `Ready` condition of `name` once it has one: (status, reason, message).
+async fn ready(apps: &Api<{{ r.type_name }}>, name: &str) -> Option<(String, String, String)> {
+    let app = apps.get(name).await.unwrap();
+    let status = app.status?;
+    let ready = status.conditions.into_iter().find(|c| c.type_ == "Ready")?;
+    Some((ready.status, ready.reason, ready.message))
+}
+
+/// Waits until `name`'s `Ready` condition has `status` and `reason`; returns its message.
+async fn wait_ready(apps: &Api<{{ r.type_name }}>, name: &str, status: &str, reason: &str) -> String {
+    eventually(&format!("{name} Ready={status} ({reason})"), || async {
+        ready(apps, name).await.filter(|(s, r, _)| s == status && r == reason).map(|(_, _, m)| m)
+    })
+    .await
+}
+
+/// Whether a Warning event with `reason` was recorded for `name`.
+async fn warned(client: &Client, namespace: &str, name: &str, reason: &str) -> bool {
+    let events: Api<Event> = Api::namespaced(client.clone(), namespace);
+    events.list(&Default::default()).await.unwrap().items.iter().any(|e| {
+        e.type_.as_deref() == Some("Warning")
+            && e.reason.as_deref() == Some(reason)
+            && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+    })
+}
+
+/// Writes a Deployment's status as kube-controller-manager would.
+async fn set_deployment_status(deployments: &Api<appsv1::Deployment>, name: &str, status: Value) {
+    deployments.patch_status(name, &PatchParams::default(), &Patch::Merge(&json!({ "status": status }))).await.unwrap();
 }
 
 fn sample(name: &str) -> {{ r.type_name }} {
@@ -111,6 +151,116 @@ async fn {{ r.kind_snake }}_runs_as_a_deployment_and_a_service() {
     eventually("the {{ r.kind }} gone", || async { apps.get_opt("web").await.unwrap().is_none().then_some(()) }).await;
     assert!(deployments.get_opt("web-deployment").await.unwrap().is_none());
     assert!(services.get_opt("web-service").await.unwrap().is_none());
+
+    rollout_is_judged_as_kubectl_rollout_status_does(&client).await;
+}
+
+/// Ready only once the Deployment controller has seen the current spec and every replica is
+/// updated and available; a stuck rollout shows the Deployment's own reason and message.
+async fn rollout_is_judged_as_kubectl_rollout_status_does(client: &Client) {
+    namespace(client, "rollout").await;
+    let apps: Api<{{ r.type_name }}> = Api::namespaced(client.clone(), "rollout");
+    let deployments: Api<appsv1::Deployment> = Api::namespaced(client.clone(), "rollout");
+    apps.create(&PostParams::default(), &sample("roll")).await.unwrap();
+    eventually("the Deployment", || async { deployments.get_opt("roll-deployment").await.unwrap() }).await;
+    wait_ready(&apps, "roll", "False", "Progressing").await;
+
+    let counts = |generation: i64, updated: i32, available: i32| {
+        json!({"observedGeneration": generation, "replicas": 2, "updatedReplicas": updated,
+               "readyReplicas": available, "availableReplicas": available})
+    };
+    set_deployment_status(&deployments, "roll-deployment", counts(1, 1, 1)).await;
+    let message = wait_ready(&apps, "roll", "False", "Progressing").await;
+    eventually("the rollout message", || async {
+        ready(&apps, "roll").await.filter(|(_, _, m)| m.contains("1 of 2 new replicas")).map(|_| ())
+    })
+    .await;
+    set_deployment_status(&deployments, "roll-deployment", counts(1, 2, 2)).await;
+    wait_ready(&apps, "roll", "True", "RolloutComplete").await;
+    assert_eq!(apps.get("roll").await.unwrap().status.unwrap().ready_replicas, 2, "{message}");
+
+    // A new image: the old Pods are ready, but until the new spec is rolled out it is not.
+    let patch = json!({"spec": {"image": "nginx:does-not-exist"}});
+    apps.patch("roll", &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+    wait_ready(&apps, "roll", "False", "Progressing").await;
+    let mut stuck = counts(2, 1, 2);
+    stuck["replicas"] = json!(3);
+    stuck["conditions"] = json!([{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+        "message": "ReplicaSet \"roll-deployment-7d\" has timed out progressing."}]);
+    set_deployment_status(&deployments, "roll-deployment", stuck).await;
+    let message = wait_ready(&apps, "roll", "False", "ProgressDeadlineExceeded").await;
+    assert!(message.contains("has timed out progressing"), "{message}");
+}
+
+/// Objects that hold a child's name but are not controlled by the {{ r.kind }} are left exactly
+/// as they are, even when the {{ r.kind }} is deleted; the status and a Warning event say why.
+#[tokio::test]
+async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
+    let Some((_cp, client)) = start().await else { return };
+    namespace(&client, "foreign").await;
+    let apps: Api<{{ r.type_name }}> = Api::namespaced(client.clone(), "foreign");
+    let deployments: Api<appsv1::Deployment> = Api::namespaced(client.clone(), "foreign");
+    let services: Api<corev1::Service> = Api::namespaced(client.clone(), "foreign");
+    let deployment: appsv1::Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "x-deployment"},
+        "spec": {"selector": {"matchLabels": {"app": "other"}}, "template": {"metadata": {"labels": {"app": "other"}},
+            "spec": {"containers": [{"name": "other", "image": "busybox"}]}}}
+    }))
+    .unwrap();
+    let service: corev1::Service = serde_json::from_value(json!({
+        "metadata": {"name": "x-service"}, "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
+    }))
+    .unwrap();
+    let deployment = deployments.create(&PostParams::default(), &deployment).await.unwrap();
+    let service = services.create(&PostParams::default(), &service).await.unwrap();
+
+    apps.create(&PostParams::default(), &sample("x")).await.unwrap();
+    let message = wait_ready(&apps, "x", "False", "ChildConflict").await;
+    assert!(message.contains("x-deployment") || message.contains("x-service"), "{message}");
+    eventually("a ChildConflict Warning event", || async {
+        warned(&client, "foreign", "x", "ChildConflict").await.then_some(())
+    })
+    .await;
+    let unchanged = || async {
+        let d = deployments.get("x-deployment").await.unwrap();
+        let s = services.get("x-service").await.unwrap();
+        assert_eq!(d.resource_version(), deployment.resource_version(), "the foreign Deployment was changed");
+        assert_eq!(s.resource_version(), service.resource_version(), "the foreign Service was changed");
+    };
+    unchanged().await;
+
+    apps.delete("x", &DeleteParams::default()).await.unwrap();
+    eventually("the {{ r.kind }} gone", || async { apps.get_opt("x").await.unwrap().is_none().then_some(()) }).await;
+    unchanged().await;
+
+    a_refused_child_shows_in_the_status_until_it_is_allowed(&client).await;
+}
+
+/// A failure the API server reports (here a ResourceQuota of zero Services) turns Ready False
+/// with its message and a Warning event; once the quota is lifted the {{ r.kind }} converges.
+async fn a_refused_child_shows_in_the_status_until_it_is_allowed(client: &Client) {
+    namespace(client, "quota").await;
+    let quotas: Api<corev1::ResourceQuota> = Api::namespaced(client.clone(), "quota");
+    let quota: corev1::ResourceQuota =
+        serde_json::from_value(json!({"metadata": {"name": "no-services"}, "spec": {"hard": {"services": "0"}}})).unwrap();
+    quotas.create(&PostParams::default(), &quota).await.unwrap();
+    // No kube-controller-manager computes its usage here: write it as the quota controller would.
+    let usage = json!({"status": {"hard": {"services": "0"}, "used": {"services": "0"}}});
+    quotas.patch_status("no-services", &PatchParams::default(), &Patch::Merge(&usage)).await.unwrap();
+
+    let apps: Api<{{ r.type_name }}> = Api::namespaced(client.clone(), "quota");
+    apps.create(&PostParams::default(), &sample("q")).await.unwrap();
+    let message = wait_ready(&apps, "q", "False", "ReconcileError").await;
+    assert!(message.contains("exceeded quota"), "{message}");
+    eventually("a ReconcileError Warning event", || async {
+        warned(client, "quota", "q", "ReconcileError").await.then_some(())
+    })
+    .await;
+
+    quotas.delete("no-services", &DeleteParams::default()).await.unwrap();
+    let services: Api<corev1::Service> = Api::namespaced(client.clone(), "quota");
+    eventually("the Service once allowed", || async { services.get_opt("q-service").await.unwrap() }).await;
+    wait_ready(&apps, "q", "False", "Progressing").await;
 }
 
 #[tokio::test]
@@ -125,18 +275,29 @@ async fn invalid_{{ r.plural }}_are_rejected_by_the_api_server() {
         }))
         .unwrap()
     };
+    let too_long = "a".repeat(54);
     for (name, spec) in [
         ("port-zero", json!({"image": "nginx", "replicas": 1, "port": 0})),
         ("port-too-big", json!({"image": "nginx", "replicas": 1, "port": 65536})),
         ("negative-replicas", json!({"image": "nginx", "replicas": -1, "port": 80})),
         ("empty-image", json!({"image": "", "replicas": 1, "port": 80})),
         ("no-image", json!({"replicas": 1, "port": 80})),
+        // Names the children could not carry: <name>-container must be a 63-character DNS label.
+        (too_long.as_str(), json!({"image": "nginx"})),
+        ("9lives", json!({"image": "nginx"})),
+        ("with.dot", json!({"image": "nginx"})),
     ] {
+        let bad_name = spec == json!({"image": "nginx"});
         match raw.create(&PostParams::default(), &object(name, spec)).await {
-            Err(kube::Error::Api(status)) => assert_eq!(status.code, 422, "{name}: {}", status.message),
+            Err(kube::Error::Api(status)) => {
+                assert_eq!(status.code, 422, "{name}: {}", status.message);
+                assert!(!bad_name || status.message.contains("at most 53 characters"), "{name}: {}", status.message);
+            }
             other => panic!("{name} was not rejected: {other:?}"),
         }
     }
+    let longest = "a".repeat(53);
+    raw.create(&PostParams::default(), &object(&longest, json!({"image": "nginx"}))).await.unwrap();
     // Defaults fill in what the user leaves out.
     raw.create(&PostParams::default(), &object("defaults", json!({"image": "nginx"}))).await.unwrap();
     let created = Api::<{{ r.type_name }}>::namespaced(client, "default").get("defaults").await.unwrap();

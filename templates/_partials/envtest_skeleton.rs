@@ -16,8 +16,9 @@ use {{ project.crate_name }}::{Context, api};
 use envtest::{ControlPlane, eventually};
 
 async fn start() -> Option<(ControlPlane, Client)> {
+    let role = serde_saphyr::from_str(include_str!("../config/rbac/role.yaml")).expect("parsing config/rbac/role.yaml");
     let run = |client| controller::run(Arc::new(Context::new(client, Arc::default())));
-    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), run).await
+    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), &role, run).await
 }
 
 #[tokio::test]

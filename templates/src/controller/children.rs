@@ -62,8 +62,8 @@ pub struct Children<K: Resource<DynamicType = ()> + 'static> {
     field_manager: &'static str,
     /// Child uid -> (fingerprint of the desired object, resourceVersion the API server
     /// answered). A mutating admission plugin may rewrite a field we set, so that the child
-    /// never matches; this remembers that the API server already has our last apply, so it
-    /// is not sent again until the desired object or the child changes.
+    /// never matches; this remembers that the API server already has our last correction, so
+    /// it is not sent again until the desired object or the child changes.
     applied: Mutex<HashMap<String, (u64, String)>>,
 }
 
@@ -121,6 +121,12 @@ where
     /// Brings the child `desired` names in step with it, on behalf of `owner`: creates it when
     /// missing, corrects it when it drifted and `owner` controls it, and refuses with
     /// `Error::ChildConflict` when it exists and `owner` does not control it.
+    ///
+    /// Both writes are this controller's field manager's. Server-side apply cannot create
+    /// only when the name is free (an apply to a taken name updates that object), and an
+    /// object created with POST is owned by an Update entry that a later apply cannot take
+    /// list entries back from (a changed port would be added next to the old one); so the
+    /// child is created with POST and corrected with a guarded merge patch.
     pub async fn ensure<O>(&self, api: &Api<K>, desired: &K, owner: &O) -> Result<Outcome<K>>
     where
         O: Resource<DynamicType = ()>,
@@ -156,11 +162,26 @@ where
         {
             return Ok(Outcome::Unchanged(current));
         }
-        // The uid makes the API server refuse the apply if the child was replaced meanwhile.
-        let mut patch = desired.clone();
-        patch.meta_mut().uid = Some(child_uid.clone());
-        let params = PatchParams::apply(self.field_manager).force();
-        let applied = api.patch(&name, &params, &Patch::Apply(&patch)).await?;
+        // A JSON merge patch of the desired object: lists are replaced whole (a changed port
+        // leaves no stale entry behind), maps are merged (labels and annotations others set
+        // stay), and the cached resourceVersion and uid make the API server refuse it if the
+        // child changed or was replaced since the cache saw it.
+        let mut patch = serde_json::to_value(desired)?;
+        patch["metadata"]["resourceVersion"] = Value::from(version.clone());
+        patch["metadata"]["uid"] = Value::from(child_uid.clone());
+        let params = PatchParams {
+            field_manager: Some(self.field_manager.into()),
+            ..PatchParams::default()
+        };
+        let applied = match api.patch(&name, &params, &Patch::Merge(&patch)).await {
+            Ok(applied) => applied,
+            // The cache is behind: its watch delivers the newer child, which brings this
+            // owner back here; nothing to report meanwhile.
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                return Ok(Outcome::Unchanged(current));
+            }
+            Err(err) => return Err(err.into()),
+        };
         let applied_version = applied.resource_version().unwrap_or_default();
         self.applied
             .lock()

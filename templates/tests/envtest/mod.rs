@@ -8,6 +8,7 @@
 #![allow(dead_code, unused_imports)]
 
 mod certs;
+mod rbac;
 mod wait;
 
 pub use wait::{TIMEOUT, eventually, install_crds};
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -75,10 +77,13 @@ impl ControlPlane {
         }
     }
 
-    /// Starts a control plane, installs `crds` and spawns `controller` with the admin client:
-    /// what every controller suite needs first. `None` when skipped (see `start`).
+    /// Starts a control plane, installs `crds` and spawns `controller` with a client of the
+    /// manager's ServiceAccount bound to `role` (the project's `config/rbac/role.yaml`), never
+    /// as an administrator: what every controller suite needs first. Returns the admin client
+    /// for the test's own requests; `None` when skipped (see `start`).
     pub async fn with_controller<F, Fut>(
         crds: Vec<CustomResourceDefinition>,
+        role: &ClusterRole,
         controller: F,
     ) -> Option<(Self, kube::Client)>
     where
@@ -90,11 +95,16 @@ impl ControlPlane {
         install_crds(&client, crds)
             .await
             .expect("installing the CRDs");
-        tokio::spawn(controller(client.clone()));
+        let kubeconfig = std::fs::read(cp.kubeconfig()).expect("reading the kubeconfig");
+        let kubeconfig = serde_json::from_slice(&kubeconfig).expect("the kubeconfig is JSON");
+        let account = rbac::service_account_client(&client, &kubeconfig, role)
+            .await
+            .expect("making the manager's ServiceAccount client");
+        tokio::spawn(controller(account));
         Some((cp, client))
     }
 
-    /// Admin client (`system:masters`, bypasses RBAC).
+    /// Admin client (`system:masters`, bypasses RBAC): for the test's own requests only.
     pub fn client(&self) -> kube::Client {
         self.client.clone()
     }
