@@ -90,9 +90,18 @@ async fn cleanup(obj: &{{ r.type_name }}, state: &State) -> Result<Action> {
     let deployments: Api<appsv1::Deployment> = Api::namespaced(state.ctx.client.clone(), &namespace);
     let services: Api<corev1::Service> = Api::namespaced(state.ctx.client.clone(), &namespace);
     let names = child_names(obj);
-    state.deployments.delete(&deployments, &names.deployment, obj).await?;
-    state.services.delete(&services, &names.service, obj).await?;
+    let mut deleted = Vec::new();
+    if state.deployments.delete(&deployments, &names.deployment, obj).await? {
+        deleted.push(format!("Deployment {}", names.deployment));
+    }
+    if state.services.delete(&services, &names.service, obj).await? {
+        deleted.push(format!("Service {}", names.service));
+    }
     info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
+    if !deleted.is_empty() {
+        let note = format!("Deleted {}", deleted.join(", "));
+        state.ctx.publish(obj, EventType::Normal, "Deleted", note).await;
+    }
     Ok(Action::await_change())
 }
 

@@ -246,11 +246,13 @@ mod tests {
         s.metadata.owner_references = None;
         let expected = vec![
             ("DELETE", DEPLOYMENT.into(), Reply::Json(200, json(&d))),
+            ("POST", EVENTS.into(), Reply::Echo),
             ("PATCH", OBJECT.into(), Reply::Json(200, json(&fixture(false)))),
         ];
         let (result, seen) = run(obj, vec![d], vec![s], expected).await;
         assert_eq!(result.unwrap(), Action::await_change());
         assert_eq!(body(&seen, "DELETE", DEPLOYMENT)["preconditions"]["uid"], "deployment-uid");
+        assert_eq!(body(&seen, "POST", EVENTS)["note"], "Deleted Deployment test-deployment");
         assert!(body(&seen, "PATCH", OBJECT).to_string().contains("remove"));
         assert_eq!(seen.last().unwrap().path, OBJECT, "the finalizer goes last");
     }

@@ -142,6 +142,25 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
         "{service_line}"
     );
 
+    // No kubelet runs the Pods: the status says the rollout is under way, not Ready.
+    let application = [&ns[..], &["get", "application", "application-sample", "-o"]].concat();
+    poll(
+        "Progressing",
+        get(
+            &application,
+            "{.status.conditions[?(@.type==\"Progressing\")].status}",
+        ),
+        "True",
+    );
+    poll(
+        "not Ready",
+        get(
+            &application,
+            "{.status.conditions[?(@.type==\"Ready\")].reason}",
+        ),
+        "Progressing",
+    );
+
     // Spec changes reach both children.
     let changed = APPLICATION_YAML
         .replace("nginx:latest", "nginx:1.27")
@@ -253,7 +272,7 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
     ]
     .concat());
     assert!(
-        events.contains("Deleted") && events.contains("DeploymentCreated"),
+        events.contains("Deleted") && events.contains("Created"),
         "events: {events}"
     );
     kubectl.ok(&["delete", "namespace", "application-sample", "--timeout=60s"]);
@@ -296,6 +315,40 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
     );
     let pod = restricted_pod_from(&rendered);
     kubectl.ok_with_stdin(&["create", "--dry-run=server", "-f", "-"], Some(&pod));
+
+    // `make undeploy` deletes the Applications while the manager still runs (their finalizer
+    // needs it), then everything else: it does not hang on a finalizer nobody runs.
+    kubectl.ok(&["apply", "--server-side", "-k", "config/deploy"]);
+    kubectl.ok(&["apply", "-f", "application.yaml"]);
+    kubectl.eventually(
+        "the finalizer",
+        &[
+            &ns[..],
+            &[
+                "get",
+                "application",
+                "application-sample",
+                "-o",
+                "jsonpath={.metadata.finalizers}",
+            ],
+        ]
+        .concat(),
+        |out| out.contains("finalizer"),
+    );
+    checked(
+        Command::new("make")
+            .args([
+                "undeploy",
+                "IMG=registry.example/k8s-operator-talk:v0.1.0",
+                "UNDEPLOY_TIMEOUT=60s",
+            ])
+            .current_dir(&dir)
+            .env("KUBECONFIG", &kubeconfig)
+            .env("PATH", path_with(&assets))
+            .env("CARGO_TARGET_DIR", target_dir()),
+    );
+    let crds = kubectl.ok(&["get", "crd", "-o", "name"]);
+    assert!(!crds.contains("applications.minetto.dev"), "{crds}");
 
     // SIGTERM: the manager stops cleanly within the manifests' grace period (10 s).
     let status = manager.terminate(Duration::from_secs(10));

@@ -209,15 +209,29 @@ async fn cleanup(obj: &Application, state: &State) -> Result<Action> {
         Api::namespaced(state.ctx.client.clone(), &namespace);
     let services: Api<corev1::Service> = Api::namespaced(state.ctx.client.clone(), &namespace);
     let names = child_names(obj);
-    state
+    let mut deleted = Vec::new();
+    if state
         .deployments
         .delete(&deployments, &names.deployment, obj)
-        .await?;
-    state
+        .await?
+    {
+        deleted.push(format!("Deployment {}", names.deployment));
+    }
+    if state
         .services
         .delete(&services, &names.service, obj)
-        .await?;
+        .await?
+    {
+        deleted.push(format!("Service {}", names.service));
+    }
     info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
+    if !deleted.is_empty() {
+        let note = format!("Deleted {}", deleted.join(", "));
+        state
+            .ctx
+            .publish(obj, EventType::Normal, "Deleted", note)
+            .await;
+    }
     Ok(Action::await_change())
 }
 
@@ -706,6 +720,7 @@ mod tests {
         s.metadata.owner_references = None;
         let expected = vec![
             ("DELETE", DEPLOYMENT.into(), Reply::Json(200, json(&d))),
+            ("POST", EVENTS.into(), Reply::Echo),
             (
                 "PATCH",
                 OBJECT.into(),
@@ -717,6 +732,10 @@ mod tests {
         assert_eq!(
             body(&seen, "DELETE", DEPLOYMENT)["preconditions"]["uid"],
             "deployment-uid"
+        );
+        assert_eq!(
+            body(&seen, "POST", EVENTS)["note"],
+            "Deleted Deployment test-deployment"
         );
         assert!(body(&seen, "PATCH", OBJECT).to_string().contains("remove"));
         assert_eq!(seen.last().unwrap().path, OBJECT, "the finalizer goes last");

@@ -195,17 +195,18 @@ where
     }
 
     /// Deletes the child `name` if `owner` controls it, with a uid precondition so that a
-    /// child replaced meanwhile is left alone. A child that is gone already is fine.
-    pub async fn delete<O>(&self, api: &Api<K>, name: &str, owner: &O) -> Result<()>
+    /// child replaced meanwhile is left alone. A child that is gone already is fine. Whether
+    /// a delete was sent.
+    pub async fn delete<O>(&self, api: &Api<K>, name: &str, owner: &O) -> Result<bool>
     where
         O: Resource<DynamicType = ()>,
     {
         let uid = owner.meta().uid.as_deref().unwrap_or_default();
         let Some(child) = self.cached(name, owner.meta().namespace.as_deref()) else {
-            return Ok(());
+            return Ok(false);
         };
         if !controlled_by(child.as_ref(), uid) {
-            return Ok(());
+            return Ok(false);
         }
         let child_uid = child.uid().unwrap_or_default();
         let params = DeleteParams::background().preconditions(Preconditions {
@@ -217,8 +218,8 @@ where
             .expect("applied lock poisoned")
             .remove(&child_uid);
         match api.delete(name, &params).await {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(()),
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(false),
             Err(err) => Err(err.into()),
         }
     }
