@@ -27,6 +27,12 @@ pub enum Error {
 
     #[error("the cache of {0}s stopped; the manager is shutting down")]
     CacheStopped(String),
+
+    #[error(
+        "the cache of {0}s has not listed them after 30 s: check that the manager may list and \
+         watch them (config/rbac/role.yaml) and that the API server answers"
+    )]
+    CacheNotSynced(String),
 }
 
 impl Error {
@@ -54,6 +60,7 @@ impl Error {
             Error::MissingUid(_) => "missing_uid".into(),
             Error::ChildConflict(_) => "child_conflict".into(),
             Error::CacheStopped(_) => "cache_stopped".into(),
+            Error::CacheNotSynced(_) => "cache_not_synced".into(),
         }
     }
 

@@ -27,6 +27,9 @@ use crate::{Error, Result};
 /// Label on every child this manager creates, so that its watches cache only those.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", crate::MANAGER);
 
+/// How long a reconcile waits for the children's caches to list them the first time.
+const SYNC_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// What `ensure` did to a child.
 #[derive(Debug)]
 pub enum Outcome<K> {
@@ -102,12 +105,15 @@ where
     }
 
     /// Waits until the first list has filled the cache: before that, a missing child may
-    /// only be missing from the cache.
+    /// only be missing from the cache. Gives up after `SYNC_TIMEOUT`, so that a watch the
+    /// API server refuses shows in the owner's status instead of hanging its reconcile.
     pub async fn synced(&self) -> Result<()> {
-        self.store
-            .wait_until_ready()
-            .await
-            .map_err(|_| Error::CacheStopped(K::kind(&()).into_owned()))
+        let kind = K::kind(&()).into_owned();
+        match tokio::time::timeout(SYNC_TIMEOUT, self.store.wait_until_ready()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(Error::CacheStopped(kind)),
+            Err(_) => Err(Error::CacheNotSynced(kind)),
+        }
     }
 
     fn cached(&self, name: &str, namespace: Option<&str>) -> Option<Arc<K>> {
