@@ -66,14 +66,23 @@ async fn ensure_children(
     obj: &{{ r.type_name }},
     state: &State,
 ) -> Result<(Outcome<appsv1::Deployment>, Outcome<corev1::Service>)> {
-    let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let deployments: Api<appsv1::Deployment> = Api::namespaced(state.ctx.client.clone(), &namespace);
-    let services: Api<corev1::Service> = Api::namespaced(state.ctx.client.clone(), &namespace);
+    let (deployments, services) = child_apis(obj, state)?;
     let (desired_deployment, desired_service) = (deployment(obj)?, service(obj)?);
-    tokio::try_join!(
+    // Until the first lists are in, a child missing from a cache may exist.
+    tokio::try_join!(state.deployments.synced(), state.services.synced())?;
+    let (deployment, service) = tokio::join!(
         state.deployments.ensure(&deployments, &desired_deployment, obj),
         state.services.ensure(&services, &desired_service, obj),
-    )
+    );
+    // The Deployment's error first, whichever came first: the status must not flip.
+    Ok((deployment?, service?))
+}
+
+/// The children live in the {{ r.kind }}'s own namespace.
+fn child_apis(obj: &{{ r.type_name }}, state: &State) -> Result<(Api<appsv1::Deployment>, Api<corev1::Service>)> {
+    let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
+    let client = &state.ctx.client;
+    Ok((Api::namespaced(client.clone(), &namespace), Api::namespaced(client.clone(), &namespace)))
 }
 
 /// "Created Deployment web-deployment", or nothing when the child was left as it was.
@@ -82,14 +91,34 @@ fn describe<K: Resource<DynamicType = ()>>(outcome: &Outcome<K>) -> Option<Strin
     Some(format!("{change} {} {}", K::kind(&()), outcome.object().name_any()))
 }
 
-/// Deletes the children this {{ r.kind }} controls. Their owner references would make the
-/// garbage collector delete them too; deleting them here makes cleanup visible in events and
-/// independent of the collector.
-async fn cleanup(obj: &{{ r.type_name }}, state: &State) -> Result<Action> {
-    let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let deployments: Api<appsv1::Deployment> = Api::namespaced(state.ctx.client.clone(), &namespace);
-    let services: Api<corev1::Service> = Api::namespaced(state.ctx.client.clone(), &namespace);
+/// Deletes the children this {{ r.kind }} controls, unless it is deleted with
+/// `--cascade=orphan`. Their owner references would make the garbage collector delete them
+/// too; deleting them here makes cleanup visible in events and independent of the collector.
+/// A failure shows in the status, which a {{ r.kind }} being deleted still has.
+async fn cleanup(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &State) -> Result<Action> {
+    let deleted = match delete_children(obj, state).await {
+        Ok(deleted) => deleted,
+        Err(err) => {
+            let status = failed_status(obj, &err);
+            return state.ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, Err(err)).await;
+        }
+    };
+    info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
+    if !deleted.is_empty() {
+        let note = format!("Deleted {}", deleted.join(", "));
+        state.ctx.publish(obj, EventType::Normal, "Deleted", note).await;
+    }
+    Ok(Action::await_change())
+}
+
+/// What was deleted, e.g. `Deployment web-deployment`.
+async fn delete_children(obj: &{{ r.type_name }}, state: &State) -> Result<Vec<String>> {
+    if obj.finalizers().iter().any(|f| f == "orphan") {
+        return Ok(Vec::new());
+    }
+    let (deployments, services) = child_apis(obj, state)?;
     let names = child_names(obj);
+    tokio::try_join!(state.deployments.synced(), state.services.synced())?;
     let mut deleted = Vec::new();
     if state.deployments.delete(&deployments, &names.deployment, obj).await? {
         deleted.push(format!("Deployment {}", names.deployment));
@@ -97,12 +126,7 @@ async fn cleanup(obj: &{{ r.type_name }}, state: &State) -> Result<Action> {
     if state.services.delete(&services, &names.service, obj).await? {
         deleted.push(format!("Service {}", names.service));
     }
-    info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
-    if !deleted.is_empty() {
-        let note = format!("Deleted {}", deleted.join(", "));
-        state.ctx.publish(obj, EventType::Normal, "Deleted", note).await;
-    }
-    Ok(Action::await_change())
+    Ok(deleted)
 }
 
 struct ChildNames {

@@ -166,6 +166,48 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn judges_the_status_on_the_child_as_it_is_when_the_cache_was_behind() {
+        let mut obj = fixture(true);
+        let (cached, s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &cached));
+        obj.spec.image = "nginx:new".into();
+        obj.metadata.generation = Some(2);
+        // The API server has a newer Deployment (its status moved on), still the old image.
+        let mut fresh = cached.clone();
+        fresh.metadata.resource_version = Some("12".into());
+        let mut patched = deployment(&obj).unwrap();
+        patched.metadata = fresh.metadata.clone();
+        patched.metadata.resource_version = Some("13".into());
+        patched.metadata.generation = Some(2);
+        patched.status = fresh.status.clone();
+        let conflict = Reply::Json(409, api_status(409, "Conflict"));
+        let expected = vec![
+            ("PATCH", DEPLOYMENT.into(), conflict),
+            ("GET", DEPLOYMENT.into(), Reply::Json(200, json(&fresh))),
+            ("PATCH", DEPLOYMENT.into(), Reply::Json(200, json(&patched))),
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&obj))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(obj, vec![cached], vec![s], expected).await;
+        result.unwrap();
+        let patches: Vec<&Seen> = seen.iter().filter(|r| r.method == "PATCH" && r.path == DEPLOYMENT).collect();
+        assert_eq!(patches[1].body["metadata"]["resourceVersion"], "12", "the second try is guarded by the fresh child");
+        let status = body(&seen, "PATCH", STATUS);
+        assert_eq!(ready_condition(status), ("False", "Progressing"), "the new image is not rolled out: {status}");
+    }
+
+    #[tokio::test]
+    async fn deletion_with_cascade_orphan_leaves_the_children() {
+        let mut obj = fixture(true);
+        obj.metadata.deletion_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
+        obj.metadata.finalizers = Some(vec!["orphan".into(), FINALIZER.into()]);
+        let (d, s) = stored_children(&obj);
+        let expected = vec![("PATCH", OBJECT.into(), Reply::Json(200, json(&fixture(false))))];
+        let (result, _) = run(obj, vec![d], vec![s], expected).await;
+        assert_eq!(result.unwrap(), Action::await_change());
+    }
+
+    #[tokio::test]
     async fn sends_nothing_when_everything_is_in_step() {
         let mut obj = fixture(true);
         let (d, s) = stored_children(&obj);

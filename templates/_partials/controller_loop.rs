@@ -52,10 +52,6 @@ pub async fn run(ctx: Arc<Context>) {
 /// it is being deleted.
 pub async fn reconcile(obj: Arc<{{ r.type_name }}>, state: Arc<State>) -> Result<Action> {
     let _timer = state.ctx.metrics.reconcile_started(CONTROLLER);
-{%- if r.deploy_image %}
-    // Until the first lists are in, a child missing from a cache may exist.
-    tokio::try_join!(state.deployments.synced(), state.services.synced())?;
-{%- endif %}
 {%- if r.namespaced %}
     let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
     let api: Api<{{ r.type_name }}> = Api::namespaced(state.ctx.client.clone(), &namespace);
@@ -65,7 +61,7 @@ pub async fn reconcile(obj: Arc<{{ r.type_name }}>, state: Arc<State>) -> Result
     let action = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &api, &state).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &state).await,
+            Finalizer::Cleanup(obj) => cleanup(&obj, &api, &state).await,
         }
     })
     .await

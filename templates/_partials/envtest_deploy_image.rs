@@ -49,14 +49,23 @@ async fn wait_ready(apps: &Api<{{ r.type_name }}>, name: &str, status: &str, rea
     .await
 }
 
-/// Whether a Warning event with `reason` was recorded for `name`.
-async fn warned(client: &Client, namespace: &str, name: &str, reason: &str) -> bool {
+/// The Warning events with `reason` recorded for `name`, each with how often it was seen.
+async fn warnings(client: &Client, namespace: &str, name: &str, reason: &str) -> Vec<i32> {
     let events: Api<Event> = Api::namespaced(client.clone(), namespace);
-    events.list(&Default::default()).await.unwrap().items.iter().any(|e| {
-        e.type_.as_deref() == Some("Warning")
-            && e.reason.as_deref() == Some(reason)
-            && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
-    })
+    let events = events.list(&Default::default()).await.unwrap().items;
+    events
+        .iter()
+        .filter(|e| {
+            e.type_.as_deref() == Some("Warning")
+                && e.reason.as_deref() == Some(reason)
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+        })
+        .map(|e| e.series.as_ref().map_or(1, |s| s.count))
+        .collect()
+}
+
+async fn warned(client: &Client, namespace: &str, name: &str, reason: &str) -> bool {
+    !warnings(client, namespace, name, reason).await.is_empty()
 }
 
 /// Writes a Deployment's status as kube-controller-manager would.
@@ -216,11 +225,16 @@ async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
 
     apps.create(&PostParams::default(), &sample("x")).await.unwrap();
     let message = wait_ready(&apps, "x", "False", "ChildConflict").await;
-    assert!(message.contains("x-deployment") || message.contains("x-service"), "{message}");
+    assert!(message.contains("Deployment x-deployment"), "the Deployment's conflict comes first: {message}");
     eventually("a ChildConflict Warning event", || async {
         warned(&client, "foreign", "x", "ChildConflict").await.then_some(())
     })
     .await;
+    // Retried (1 s, 2 s, ...) but announced once, and the status stays as it is.
+    let written = apps.get("x").await.unwrap().resource_version();
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    assert_eq!(warnings(&client, "foreign", "x", "ChildConflict").await, [1], "one Warning, seen once");
+    assert_eq!(apps.get("x").await.unwrap().resource_version(), written, "the status was written again");
     let unchanged = || async {
         let d = deployments.get("x-deployment").await.unwrap();
         let s = services.get("x-service").await.unwrap();

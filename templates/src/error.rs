@@ -25,6 +25,9 @@ pub enum Error {
     #[error("{0}")]
     ChildConflict(String),
 
+    #[error("{0} changed twice while being corrected; retrying")]
+    ChildChanging(String),
+
     #[error("the cache of {0}s stopped; the manager is shutting down")]
     CacheStopped(String),
 
@@ -59,6 +62,7 @@ impl Error {
             Error::MissingNamespace(_) => "missing_namespace".into(),
             Error::MissingUid(_) => "missing_uid".into(),
             Error::ChildConflict(_) => "child_conflict".into(),
+            Error::ChildChanging(_) => "child_changing".into(),
             Error::CacheStopped(_) => "cache_stopped".into(),
             Error::CacheNotSynced(_) => "cache_not_synced".into(),
         }

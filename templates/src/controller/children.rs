@@ -13,7 +13,7 @@ use std::fmt::Debug;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
-use futures::Stream;
+use futures::{Stream, TryStreamExt};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -59,6 +59,12 @@ impl<K> Outcome<K> {
     }
 }
 
+/// What `correct` came to: done, or refused because the child changed since it was read.
+enum Corrected<K> {
+    Done(Outcome<K>),
+    Stale,
+}
+
 /// One kind of child: its cache, and what this controller last applied to each.
 pub struct Children<K: Resource<DynamicType = ()> + 'static> {
     store: Store<K>,
@@ -67,7 +73,7 @@ pub struct Children<K: Resource<DynamicType = ()> + 'static> {
     /// answered). A mutating admission plugin may rewrite a field we set, so that the child
     /// never matches; this remembers that the API server already has our last correction, so
     /// it is not sent again until the desired object or the child changes.
-    applied: Mutex<HashMap<String, (u64, String)>>,
+    applied: Arc<Mutex<HashMap<String, (u64, String)>>>,
 }
 
 impl<K> Children<K>
@@ -79,7 +85,7 @@ where
         Children {
             store,
             field_manager,
-            applied: Mutex::default(),
+            applied: Arc::default(),
         }
     }
 
@@ -94,14 +100,24 @@ where
         impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
     ) {
         let (store, writer) = reflector::store();
+        let children = Self::new(store, field_manager);
+        let applied = children.applied.clone();
         let selector = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
         let config = watcher::Config::default().labels(&selector).any_semantic();
         let changes = watcher(Api::<K>::all(client), config)
             .default_backoff()
+            // A deleted child needs no memory of what was sent to it.
+            .map_ok(move |event| {
+                if let watcher::Event::Delete(child) = &event {
+                    let uid = child.uid().unwrap_or_default();
+                    applied.lock().expect("applied lock poisoned").remove(&uid);
+                }
+                event
+            })
             .modify(|child| child.managed_fields_mut().clear())
             .reflect(writer)
             .touched_objects();
-        (Self::new(store, field_manager), changes)
+        (children, changes)
     }
 
     /// Waits until the first list has filled the cache: before that, a missing child may
@@ -154,50 +170,78 @@ where
                 }
             }
         };
+        match self.correct(api, current, desired, owner).await? {
+            Corrected::Done(outcome) => Ok(outcome),
+            // The cache was behind: decide again once on the child as it is now, so that the
+            // status is never judged on a child that does not have the desired spec.
+            Corrected::Stale => {
+                let fresh = api.get(&name).await?;
+                match self.correct(api, fresh, desired, owner).await? {
+                    Corrected::Done(outcome) => Ok(outcome),
+                    Corrected::Stale => {
+                        Err(Error::ChildChanging(format!("{} {name}", K::kind(&()))))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks that `owner` controls `current`, and patches it if it differs from `desired`.
+    async fn correct<O>(
+        &self,
+        api: &Api<K>,
+        current: K,
+        desired: &K,
+        owner: &O,
+    ) -> Result<Corrected<K>>
+    where
+        O: Resource<DynamicType = ()>,
+    {
         let uid = owner.meta().uid.as_deref().unwrap_or_default();
         if !controlled_by(&current, uid) {
             return Err(Error::ChildConflict(conflict::<K, O>(&current)));
         }
         let child_uid = current.uid().unwrap_or_default();
-        let fingerprint = fingerprint(desired)?;
         let version = current.resource_version().unwrap_or_default();
-        if contains(
-            &serde_json::to_value(&current)?,
-            &serde_json::to_value(desired)?,
-        ) || self.was_applied(&child_uid, fingerprint, &version)
+        // Our controller reference is there; owner references other tools add stay theirs.
+        let mut wanted = serde_json::to_value(desired)?;
+        if let Some(meta) = wanted["metadata"].as_object_mut() {
+            meta.remove("ownerReferences");
+        }
+        let fingerprint = fingerprint(&wanted)?;
+        if contains(&serde_json::to_value(&current)?, &wanted)
+            || self.was_applied(&child_uid, fingerprint, &version)
         {
-            return Ok(Outcome::Unchanged(current));
+            return Ok(Corrected::Done(Outcome::Unchanged(current)));
         }
         // A JSON merge patch of the desired object: lists are replaced whole (a changed port
         // leaves no stale entry behind), maps are merged (labels and annotations others set
         // stay), and the cached resourceVersion and uid make the API server refuse it if the
         // child changed or was replaced since the cache saw it.
-        let mut patch = serde_json::to_value(desired)?;
-        patch["metadata"]["resourceVersion"] = Value::from(version.clone());
-        patch["metadata"]["uid"] = Value::from(child_uid.clone());
+        wanted["metadata"]["resourceVersion"] = Value::from(version.clone());
+        wanted["metadata"]["uid"] = Value::from(child_uid.clone());
         let params = PatchParams {
             field_manager: Some(self.field_manager.into()),
             ..PatchParams::default()
         };
-        let applied = match api.patch(&name, &params, &Patch::Merge(&patch)).await {
-            Ok(applied) => applied,
-            // The cache is behind: its watch delivers the newer child, which brings this
-            // owner back here; nothing to report meanwhile.
-            Err(kube::Error::Api(status)) if status.code == 409 => {
-                return Ok(Outcome::Unchanged(current));
-            }
+        let patched = match api
+            .patch(&current.name_any(), &params, &Patch::Merge(&wanted))
+            .await
+        {
+            Ok(patched) => patched,
+            Err(kube::Error::Api(status)) if status.code == 409 => return Ok(Corrected::Stale),
             Err(err) => return Err(err.into()),
         };
-        let applied_version = applied.resource_version().unwrap_or_default();
+        let patched_version = patched.resource_version().unwrap_or_default();
         self.applied
             .lock()
             .expect("applied lock poisoned")
-            .insert(child_uid, (fingerprint, applied_version.clone()));
-        Ok(if applied_version == version {
-            Outcome::Unchanged(applied)
+            .insert(child_uid, (fingerprint, patched_version.clone()));
+        Ok(Corrected::Done(if patched_version == version {
+            Outcome::Unchanged(patched)
         } else {
-            Outcome::Corrected(applied)
-        })
+            Outcome::Corrected(patched)
+        }))
     }
 
     /// Deletes the child `name` if `owner` controls it, with a uid precondition so that a

@@ -66,14 +66,12 @@ where
     store
 }
 
-/// Serves exactly the `expected` requests, in any order, and returns them in order of arrival.
-/// Panics on a request that is not expected; the reconcile fails if it sends one more after.
+/// Serves exactly the `expected` requests, in any order, until the client is dropped (the
+/// reconcile has ended), and returns them in order of arrival. Panics on a request that is not
+/// expected, or when the reconcile ended without sending every expected one.
 pub async fn serve(mut server: ApiServer, mut expected: Vec<Expected>) -> Vec<Seen> {
     let mut seen = Vec::new();
-    while !expected.is_empty() {
-        let Some((request, respond)) = server.next_request().await else {
-            panic!("the reconcile ended without sending {expected:?}");
-        };
+    while let Some((request, respond)) = server.next_request().await {
         let (method, path) = (
             request.method().to_string(),
             request.uri().path().to_string(),
@@ -120,6 +118,10 @@ pub async fn serve(mut server: ApiServer, mut expected: Vec<Expected>) -> Vec<Se
             body: json,
         });
     }
+    assert!(
+        expected.is_empty(),
+        "the reconcile ended without sending {expected:?}"
+    );
     seen
 }
 

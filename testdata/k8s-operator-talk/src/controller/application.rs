@@ -95,8 +95,6 @@ pub async fn run(ctx: Arc<Context>) {
 /// it is being deleted.
 pub async fn reconcile(obj: Arc<Application>, state: Arc<State>) -> Result<Action> {
     let _timer = state.ctx.metrics.reconcile_started(CONTROLLER);
-    // Until the first lists are in, a child missing from a cache may exist.
-    tokio::try_join!(state.deployments.synced(), state.services.synced())?;
     let namespace = obj
         .namespace()
         .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
@@ -104,7 +102,7 @@ pub async fn reconcile(obj: Arc<Application>, state: Arc<State>) -> Result<Actio
     let action = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &api, &state).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &state).await,
+            Finalizer::Cleanup(obj) => cleanup(&obj, &api, &state).await,
         }
     })
     .await
@@ -173,19 +171,33 @@ async fn ensure_children(
     obj: &Application,
     state: &State,
 ) -> Result<(Outcome<appsv1::Deployment>, Outcome<corev1::Service>)> {
-    let namespace = obj
-        .namespace()
-        .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let deployments: Api<appsv1::Deployment> =
-        Api::namespaced(state.ctx.client.clone(), &namespace);
-    let services: Api<corev1::Service> = Api::namespaced(state.ctx.client.clone(), &namespace);
+    let (deployments, services) = child_apis(obj, state)?;
     let (desired_deployment, desired_service) = (deployment(obj)?, service(obj)?);
-    tokio::try_join!(
+    // Until the first lists are in, a child missing from a cache may exist.
+    tokio::try_join!(state.deployments.synced(), state.services.synced())?;
+    let (deployment, service) = tokio::join!(
         state
             .deployments
             .ensure(&deployments, &desired_deployment, obj),
         state.services.ensure(&services, &desired_service, obj),
-    )
+    );
+    // The Deployment's error first, whichever came first: the status must not flip.
+    Ok((deployment?, service?))
+}
+
+/// The children live in the Application's own namespace.
+fn child_apis(
+    obj: &Application,
+    state: &State,
+) -> Result<(Api<appsv1::Deployment>, Api<corev1::Service>)> {
+    let namespace = obj
+        .namespace()
+        .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
+    let client = &state.ctx.client;
+    Ok((
+        Api::namespaced(client.clone(), &namespace),
+        Api::namespaced(client.clone(), &namespace),
+    ))
 }
 
 /// "Created Deployment web-deployment", or nothing when the child was left as it was.
@@ -198,17 +210,47 @@ fn describe<K: Resource<DynamicType = ()>>(outcome: &Outcome<K>) -> Option<Strin
     ))
 }
 
-/// Deletes the children this Application controls. Their owner references would make the
-/// garbage collector delete them too; deleting them here makes cleanup visible in events and
-/// independent of the collector.
-async fn cleanup(obj: &Application, state: &State) -> Result<Action> {
-    let namespace = obj
-        .namespace()
-        .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let deployments: Api<appsv1::Deployment> =
-        Api::namespaced(state.ctx.client.clone(), &namespace);
-    let services: Api<corev1::Service> = Api::namespaced(state.ctx.client.clone(), &namespace);
+/// Deletes the children this Application controls, unless it is deleted with
+/// `--cascade=orphan`. Their owner references would make the garbage collector delete them
+/// too; deleting them here makes cleanup visible in events and independent of the collector.
+/// A failure shows in the status, which a Application being deleted still has.
+async fn cleanup(obj: &Application, api: &Api<Application>, state: &State) -> Result<Action> {
+    let deleted = match delete_children(obj, state).await {
+        Ok(deleted) => deleted,
+        Err(err) => {
+            let status = failed_status(obj, &err);
+            return state
+                .ctx
+                .report(
+                    api,
+                    obj,
+                    obj.status.as_ref(),
+                    &status,
+                    FIELD_MANAGER,
+                    Err(err),
+                )
+                .await;
+        }
+    };
+    info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
+    if !deleted.is_empty() {
+        let note = format!("Deleted {}", deleted.join(", "));
+        state
+            .ctx
+            .publish(obj, EventType::Normal, "Deleted", note)
+            .await;
+    }
+    Ok(Action::await_change())
+}
+
+/// What was deleted, e.g. `Deployment web-deployment`.
+async fn delete_children(obj: &Application, state: &State) -> Result<Vec<String>> {
+    if obj.finalizers().iter().any(|f| f == "orphan") {
+        return Ok(Vec::new());
+    }
+    let (deployments, services) = child_apis(obj, state)?;
     let names = child_names(obj);
+    tokio::try_join!(state.deployments.synced(), state.services.synced())?;
     let mut deleted = Vec::new();
     if state
         .deployments
@@ -224,15 +266,7 @@ async fn cleanup(obj: &Application, state: &State) -> Result<Action> {
     {
         deleted.push(format!("Service {}", names.service));
     }
-    info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
-    if !deleted.is_empty() {
-        let note = format!("Deleted {}", deleted.join(", "));
-        state
-            .ctx
-            .publish(obj, EventType::Normal, "Deleted", note)
-            .await;
-    }
-    Ok(Action::await_change())
+    Ok(deleted)
 }
 
 struct ChildNames {
@@ -602,6 +636,62 @@ mod tests {
             "refused if the child changed or was replaced meanwhile"
         );
         assert_eq!(body(&seen, "POST", EVENTS)["reason"], "Corrected");
+    }
+
+    #[tokio::test]
+    async fn judges_the_status_on_the_child_as_it_is_when_the_cache_was_behind() {
+        let mut obj = fixture(true);
+        let (cached, s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &cached));
+        obj.spec.image = "nginx:new".into();
+        obj.metadata.generation = Some(2);
+        // The API server has a newer Deployment (its status moved on), still the old image.
+        let mut fresh = cached.clone();
+        fresh.metadata.resource_version = Some("12".into());
+        let mut patched = deployment(&obj).unwrap();
+        patched.metadata = fresh.metadata.clone();
+        patched.metadata.resource_version = Some("13".into());
+        patched.metadata.generation = Some(2);
+        patched.status = fresh.status.clone();
+        let conflict = Reply::Json(409, api_status(409, "Conflict"));
+        let expected = vec![
+            ("PATCH", DEPLOYMENT.into(), conflict),
+            ("GET", DEPLOYMENT.into(), Reply::Json(200, json(&fresh))),
+            ("PATCH", DEPLOYMENT.into(), Reply::Json(200, json(&patched))),
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&obj))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(obj, vec![cached], vec![s], expected).await;
+        result.unwrap();
+        let patches: Vec<&Seen> = seen
+            .iter()
+            .filter(|r| r.method == "PATCH" && r.path == DEPLOYMENT)
+            .collect();
+        assert_eq!(
+            patches[1].body["metadata"]["resourceVersion"], "12",
+            "the second try is guarded by the fresh child"
+        );
+        let status = body(&seen, "PATCH", STATUS);
+        assert_eq!(
+            ready_condition(status),
+            ("False", "Progressing"),
+            "the new image is not rolled out: {status}"
+        );
+    }
+
+    #[tokio::test]
+    async fn deletion_with_cascade_orphan_leaves_the_children() {
+        let mut obj = fixture(true);
+        obj.metadata.deletion_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
+        obj.metadata.finalizers = Some(vec!["orphan".into(), FINALIZER.into()]);
+        let (d, s) = stored_children(&obj);
+        let expected = vec![(
+            "PATCH",
+            OBJECT.into(),
+            Reply::Json(200, json(&fixture(false))),
+        )];
+        let (result, _) = run(obj, vec![d], vec![s], expected).await;
+        assert_eq!(result.unwrap(), Action::await_change());
     }
 
     #[tokio::test]
