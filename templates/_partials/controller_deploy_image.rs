@@ -52,13 +52,13 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
         Ok((deployment, _)) => status(obj, deployment.object()),
         Err(err) => failed_status(obj, err),
     };
-    let (deployment, service) = ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, outcome).await?;
+    let ((deployment, service), action) = ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, outcome).await?;
     // One event per reconcile, and only when something was written.
     let changes: Vec<String> = [describe(&deployment), describe(&service)].into_iter().flatten().collect();
     if let Some(reason) = deployment.change().or(service.change()) {
         ctx.publish(obj, EventType::Normal, reason, changes.join(", ")).await;
     }
-    Ok(Action::requeue(ctx.settings.sync_period))
+    Ok(action)
 }
 
 /// Both children at once: they do not depend on each other.
@@ -100,7 +100,8 @@ async fn cleanup(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &
         Ok(deleted) => deleted,
         Err(err) => {
             let status = failed_status(obj, &err);
-            return state.ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, Err(err)).await;
+            let reported = state.ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, Err(err));
+            return reported.await.map(|(action, _): (Action, Action)| action);
         }
     };
     info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");

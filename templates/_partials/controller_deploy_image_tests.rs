@@ -3,6 +3,7 @@
 mod tests {
     use super::*;
     use crate::api::{{ r.api_rust_path }}::{{ r.kind }}Spec;
+    use crate::context::Settings;
     use crate::controller::test_support::{Expected, Reply, Seen, body, cache, mock_client, request, serve, status as api_status};
     use serde_json::Value;
     use std::time::Duration;
@@ -51,9 +52,20 @@ mod tests {
     }
 
     /// Reconciles `obj` with these cached children against an API server that answers
-    /// exactly the `expected` requests (any other request fails the reconcile); returns the
-    /// result and the requests in order of arrival.
+    /// exactly the `expected` requests (any other request fails the test); returns the
+    /// result and the requests in order of arrival. Status changes are written at once.
     async fn run(
+        obj: {{ r.type_name }},
+        deployments: Vec<appsv1::Deployment>,
+        services: Vec<corev1::Service>,
+        expected: Vec<Expected>,
+    ) -> (Result<Action>, Vec<Seen>) {
+        let settings = Settings { status_pace: Duration::ZERO, ..Settings::default() };
+        run_with(settings, obj, deployments, services, expected).await
+    }
+
+    async fn run_with(
+        settings: Settings,
         obj: {{ r.type_name }},
         deployments: Vec<appsv1::Deployment>,
         services: Vec<corev1::Service>,
@@ -61,7 +73,7 @@ mod tests {
     ) -> (Result<Action>, Vec<Seen>) {
         let (client, server) = mock_client();
         let state = Arc::new(State {
-            ctx: Arc::new(Context::new(client, Arc::default())),
+            ctx: Arc::new(Context::with_settings(client, Arc::default(), settings)),
             deployments: Children::new(cache(deployments), FIELD_MANAGER),
             services: Children::new(cache(services), FIELD_MANAGER),
         });
@@ -139,6 +151,19 @@ mod tests {
         let event = body(&seen, "POST", EVENTS);
         assert_eq!((event["type"].as_str(), event["reason"].as_str()), (Some("Normal"), Some("Created")));
         assert_eq!(event["note"], "Created Deployment test-deployment, Created Service test-service");
+    }
+
+    #[tokio::test]
+    async fn holds_a_status_change_back_so_that_a_burst_costs_one_write() {
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("POST", SERVICES.into(), Reply::Echo),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, _) = run_with(Settings::default(), fixture(true), vec![], vec![], expected).await;
+        let action = result.unwrap();
+        // No status PATCH was sent; the held status needs an early reconcile, not the resync.
+        assert!(action != Action::requeue(Duration::from_secs(300)) && action != Action::await_change(), "{action:?}");
     }
 
     #[tokio::test]

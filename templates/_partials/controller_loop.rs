@@ -18,7 +18,7 @@ pub async fn run(ctx: Arc<Context>) {
         // An object that is gone needs no more retries.
         .map_ok(move |event| {
             if let watcher::Event::Delete(obj) = &event {
-                forget.retries.forget(&retry_key(obj));
+                forget.forget(&retry_key(obj));
             }
             event
         })

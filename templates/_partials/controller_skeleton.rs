@@ -45,8 +45,8 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
         Ok(()) => ready_status(obj),
         Err(err) => failed_status(obj, err),
     };
-    state.ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, outcome).await?;
-    Ok(Action::requeue(state.ctx.settings.sync_period))
+    let ((), action) = state.ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, outcome).await?;
+    Ok(action)
 }
 
 /// Undoes what `apply` did outside the cluster's garbage collection, before the object goes.

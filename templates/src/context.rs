@@ -1,10 +1,12 @@
 //! State shared by every reconciler: the client, the event recorder, metrics, the retry
 //! schedule and the manager's settings.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
@@ -21,6 +23,8 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     pub retries: Retries,
     pub settings: Settings,
+    /// Object key -> when its held-back status write is due (see `report`).
+    status_due: Mutex<HashMap<String, Instant>>,
 }
 
 /// What the manager's flags tune in every controller.
@@ -31,6 +35,10 @@ pub struct Settings {
     pub max_concurrent_reconciles: u16,
     /// How often a quiet object is checked again against the caches (`--sync-period`).
     pub sync_period: Duration,
+    /// How long a status change waits before it is written, so that a burst of changes (the
+    /// Deployment controller updating a new Deployment's status two or three times in a row)
+    /// costs one write. Failures are written at once.
+    pub status_pace: Duration,
 }
 
 impl Default for Settings {
@@ -38,6 +46,7 @@ impl Default for Settings {
         Settings {
             max_concurrent_reconciles: 16,
             sync_period: Duration::from_secs(300),
+            status_pace: Duration::from_secs(2),
         }
     }
 }
@@ -58,6 +67,7 @@ impl Context {
             metrics,
             retries: Retries::default(),
             settings,
+            status_due: Mutex::default(),
         }
     }
 
@@ -82,8 +92,10 @@ impl Context {
 
 impl Context {
     /// Shows the outcome of a reconcile in `obj`'s status: writes `status` unless `current`
-    /// already shows it; a failure the status did not show yet is also recorded as a Warning
-    /// event, so each failure is announced once, not on every retry.
+    /// already shows it. A failure is written at once, and recorded as a Warning event when
+    /// the status did not show it yet, so each failure is announced once, not on every retry.
+    /// A success is written `status_pace` after the change was first seen, with whatever the
+    /// status is then. Returns the outcome's value and when to reconcile this object again.
     pub async fn report<K, S, T>(
         &self,
         api: &Api<K>,
@@ -92,12 +104,19 @@ impl Context {
         status: &S,
         field_manager: &str,
         outcome: Result<T>,
-    ) -> Result<T>
+    ) -> Result<(T, Action)>
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
         S: Serialize + PartialEq,
     {
         let changed = current != Some(status);
+        let key = retry_key(obj);
+        if changed
+            && outcome.is_ok()
+            && let Some(wait) = self.hold_status(&key)
+        {
+            return outcome.map(|value| (value, Action::requeue(wait)));
+        }
         if changed {
             let params = PatchParams {
                 field_manager: Some(field_manager.into()),
@@ -106,6 +125,10 @@ impl Context {
             let patch = serde_json::json!({ "status": status });
             api.patch_status(&obj.name_any(), &params, &Patch::Merge(&patch))
                 .await?;
+            self.status_due
+                .lock()
+                .expect("status lock poisoned")
+                .remove(&key);
         }
         if let Err(err) = &outcome
             && changed
@@ -113,7 +136,29 @@ impl Context {
             self.publish(obj, EventType::Warning, err.reason(), err.message())
                 .await;
         }
-        outcome
+        outcome.map(|value| (value, Action::requeue(self.settings.sync_period)))
+    }
+
+    /// How long the status write of `key` is still held back; `None` when it is due.
+    fn hold_status(&self, key: &str) -> Option<Duration> {
+        if self.settings.status_pace.is_zero() {
+            return None;
+        }
+        let now = Instant::now();
+        let mut due = self.status_due.lock().expect("status lock poisoned");
+        let at = *due
+            .entry(key.to_string())
+            .or_insert(now + self.settings.status_pace);
+        (at > now).then(|| at - now)
+    }
+
+    /// Forgets everything kept about the object `key`, once it is gone.
+    pub fn forget(&self, key: &str) {
+        self.retries.forget(key);
+        self.status_due
+            .lock()
+            .expect("status lock poisoned")
+            .remove(key);
     }
 }
 

@@ -107,6 +107,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let settings = Settings {
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         sync_period: args.sync_period,
+        ..Settings::default()
     };
     let ctx = Arc::new(Context::with_settings(client, metrics, settings));
     info!("starting controllers");

@@ -63,7 +63,7 @@ pub async fn run(ctx: Arc<Context>) {
     // An object that is gone needs no more retries.
     .map_ok(move |event| {
         if let watcher::Event::Delete(obj) = &event {
-            forget.retries.forget(&retry_key(obj));
+            forget.forget(&retry_key(obj));
         }
         event
     })
@@ -144,7 +144,7 @@ async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Resu
         Ok((deployment, _)) => status(obj, deployment.object()),
         Err(err) => failed_status(obj, err),
     };
-    let (deployment, service) = ctx
+    let ((deployment, service), action) = ctx
         .report(
             api,
             obj,
@@ -163,7 +163,7 @@ async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Resu
         ctx.publish(obj, EventType::Normal, reason, changes.join(", "))
             .await;
     }
-    Ok(Action::requeue(ctx.settings.sync_period))
+    Ok(action)
 }
 
 /// Both children at once: they do not depend on each other.
@@ -219,17 +219,15 @@ async fn cleanup(obj: &Application, api: &Api<Application>, state: &State) -> Re
         Ok(deleted) => deleted,
         Err(err) => {
             let status = failed_status(obj, &err);
-            return state
-                .ctx
-                .report(
-                    api,
-                    obj,
-                    obj.status.as_ref(),
-                    &status,
-                    FIELD_MANAGER,
-                    Err(err),
-                )
-                .await;
+            let reported = state.ctx.report(
+                api,
+                obj,
+                obj.status.as_ref(),
+                &status,
+                FIELD_MANAGER,
+                Err(err),
+            );
+            return reported.await.map(|(action, _): (Action, Action)| action);
         }
     };
     info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
@@ -419,6 +417,7 @@ fn status(obj: &Application, deployment: &appsv1::Deployment) -> ApplicationStat
 mod tests {
     use super::*;
     use crate::api::v1alpha1::ApplicationSpec;
+    use crate::context::Settings;
     use crate::controller::test_support::{
         Expected, Reply, Seen, body, cache, mock_client, request, serve, status as api_status,
     };
@@ -476,9 +475,23 @@ mod tests {
     }
 
     /// Reconciles `obj` with these cached children against an API server that answers
-    /// exactly the `expected` requests (any other request fails the reconcile); returns the
-    /// result and the requests in order of arrival.
+    /// exactly the `expected` requests (any other request fails the test); returns the
+    /// result and the requests in order of arrival. Status changes are written at once.
     async fn run(
+        obj: Application,
+        deployments: Vec<appsv1::Deployment>,
+        services: Vec<corev1::Service>,
+        expected: Vec<Expected>,
+    ) -> (Result<Action>, Vec<Seen>) {
+        let settings = Settings {
+            status_pace: Duration::ZERO,
+            ..Settings::default()
+        };
+        run_with(settings, obj, deployments, services, expected).await
+    }
+
+    async fn run_with(
+        settings: Settings,
         obj: Application,
         deployments: Vec<appsv1::Deployment>,
         services: Vec<corev1::Service>,
@@ -486,7 +499,7 @@ mod tests {
     ) -> (Result<Action>, Vec<Seen>) {
         let (client, server) = mock_client();
         let state = Arc::new(State {
-            ctx: Arc::new(Context::new(client, Arc::default())),
+            ctx: Arc::new(Context::with_settings(client, Arc::default(), settings)),
             deployments: Children::new(cache(deployments), FIELD_MANAGER),
             services: Children::new(cache(services), FIELD_MANAGER),
         });
@@ -600,6 +613,23 @@ mod tests {
         assert_eq!(
             event["note"],
             "Created Deployment test-deployment, Created Service test-service"
+        );
+    }
+
+    #[tokio::test]
+    async fn holds_a_status_change_back_so_that_a_burst_costs_one_write() {
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("POST", SERVICES.into(), Reply::Echo),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, _) =
+            run_with(Settings::default(), fixture(true), vec![], vec![], expected).await;
+        let action = result.unwrap();
+        // No status PATCH was sent; the held status needs an early reconcile, not the resync.
+        assert!(
+            action != Action::requeue(Duration::from_secs(300)) && action != Action::await_change(),
+            "{action:?}"
         );
     }
 
