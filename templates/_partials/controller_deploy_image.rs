@@ -48,17 +48,27 @@ pub struct State {
 async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &State) -> Result<Action> {
     let ctx = &state.ctx;
     let outcome = ensure_children(obj, state).await;
-    let status = match &outcome {
-        Ok((deployment, _)) => status(obj, deployment.object()),
-        Err(err) => failed_status(obj, err),
+    let (status, settling) = match &outcome {
+        Ok((deployment, _)) => (status(obj, deployment.object()), rollout_starting(deployment.object())),
+        Err(err) => (failed_status(obj, err), false),
     };
-    let ((deployment, service), action) = ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, outcome).await?;
+    let reported = ctx.report(api, obj, obj.status.as_ref(), &status, settling, FIELD_MANAGER, outcome);
+    let ((deployment, service), action) = reported.await?;
     // One event per reconcile, and only when something was written.
     let changes: Vec<String> = [describe(&deployment), describe(&service)].into_iter().flatten().collect();
     if let Some(reason) = deployment.change().or(service.change()) {
         ctx.publish(obj, EventType::Normal, reason, changes.join(", ")).await;
     }
     Ok(action)
+}
+
+/// Whether the Deployment controller is about to update this Deployment's status by itself:
+/// it has not seen the current spec, or not yet made the new ReplicaSet's Pods. Status written
+/// in between would be rewritten a moment later.
+fn rollout_starting(deployment: &appsv1::Deployment) -> bool {
+    let desired = deployment.spec.replicas.unwrap_or(1);
+    let status = deployment.status.clone().unwrap_or_default();
+    status.observed_generation < deployment.metadata.generation || status.updated_replicas.unwrap_or(0) < desired
 }
 
 /// Both children at once: they do not depend on each other.
@@ -100,7 +110,7 @@ async fn cleanup(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &
         Ok(deleted) => deleted,
         Err(err) => {
             let status = failed_status(obj, &err);
-            let reported = state.ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, Err(err));
+            let reported = state.ctx.report(api, obj, obj.status.as_ref(), &status, false, FIELD_MANAGER, Err(err));
             return reported.await.map(|(action, _): (Action, Action)| action);
         }
     };

@@ -45,7 +45,8 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
         Ok(()) => ready_status(obj),
         Err(err) => failed_status(obj, err),
     };
-    let ((), action) = state.ctx.report(api, obj, obj.status.as_ref(), &status, FIELD_MANAGER, outcome).await?;
+    let reported = state.ctx.report(api, obj, obj.status.as_ref(), &status, false, FIELD_MANAGER, outcome);
+    let ((), action) = reported.await?;
     Ok(action)
 }
 

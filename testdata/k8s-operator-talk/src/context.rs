@@ -35,9 +35,9 @@ pub struct Settings {
     pub max_concurrent_reconciles: u16,
     /// How often a quiet object is checked again against the caches (`--sync-period`).
     pub sync_period: Duration,
-    /// How long a status change waits before it is written, so that a burst of changes (the
-    /// Deployment controller updating a new Deployment's status two or three times in a row)
-    /// costs one write. Failures are written at once.
+    /// How long a status change may be held back while the controller expects it to change
+    /// again by itself (a new Deployment's status is updated two or three times in a row by
+    /// the Deployment controller): the burst then costs one write. Failures are never held.
     pub status_pace: Duration,
 }
 
@@ -46,7 +46,7 @@ impl Default for Settings {
         Settings {
             max_concurrent_reconciles: 16,
             sync_period: Duration::from_secs(300),
-            status_pace: Duration::from_secs(2),
+            status_pace: Duration::from_secs(10),
         }
     }
 }
@@ -94,14 +94,17 @@ impl Context {
     /// Shows the outcome of a reconcile in `obj`'s status: writes `status` unless `current`
     /// already shows it. A failure is written at once, and recorded as a Warning event when
     /// the status did not show it yet, so each failure is announced once, not on every retry.
-    /// A success is written `status_pace` after the change was first seen, with whatever the
-    /// status is then. Returns the outcome's value and when to reconcile this object again.
+    /// A success that `settling` says will change again by itself is held back, at most
+    /// `status_pace` after it was first seen. Returns the outcome's value and when to
+    /// reconcile this object again.
+    #[allow(clippy::too_many_arguments)]
     pub async fn report<K, S, T>(
         &self,
         api: &Api<K>,
         obj: &K,
         current: Option<&S>,
         status: &S,
+        settling: bool,
         field_manager: &str,
         outcome: Result<T>,
     ) -> Result<(T, Action)>
@@ -112,6 +115,7 @@ impl Context {
         let changed = current != Some(status);
         let key = retry_key(obj);
         if changed
+            && settling
             && outcome.is_ok()
             && let Some(wait) = self.hold_status(&key)
         {

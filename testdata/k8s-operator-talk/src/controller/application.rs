@@ -140,20 +140,23 @@ fn failed_status(obj: &Application, error: &Error) -> ApplicationStatus {
 async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Result<Action> {
     let ctx = &state.ctx;
     let outcome = ensure_children(obj, state).await;
-    let status = match &outcome {
-        Ok((deployment, _)) => status(obj, deployment.object()),
-        Err(err) => failed_status(obj, err),
+    let (status, settling) = match &outcome {
+        Ok((deployment, _)) => (
+            status(obj, deployment.object()),
+            rollout_starting(deployment.object()),
+        ),
+        Err(err) => (failed_status(obj, err), false),
     };
-    let ((deployment, service), action) = ctx
-        .report(
-            api,
-            obj,
-            obj.status.as_ref(),
-            &status,
-            FIELD_MANAGER,
-            outcome,
-        )
-        .await?;
+    let reported = ctx.report(
+        api,
+        obj,
+        obj.status.as_ref(),
+        &status,
+        settling,
+        FIELD_MANAGER,
+        outcome,
+    );
+    let ((deployment, service), action) = reported.await?;
     // One event per reconcile, and only when something was written.
     let changes: Vec<String> = [describe(&deployment), describe(&service)]
         .into_iter()
@@ -164,6 +167,16 @@ async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Resu
             .await;
     }
     Ok(action)
+}
+
+/// Whether the Deployment controller is about to update this Deployment's status by itself:
+/// it has not seen the current spec, or not yet made the new ReplicaSet's Pods. Status written
+/// in between would be rewritten a moment later.
+fn rollout_starting(deployment: &appsv1::Deployment) -> bool {
+    let desired = deployment.spec.replicas.unwrap_or(1);
+    let status = deployment.status.clone().unwrap_or_default();
+    status.observed_generation < deployment.metadata.generation
+        || status.updated_replicas.unwrap_or(0) < desired
 }
 
 /// Both children at once: they do not depend on each other.
@@ -224,6 +237,7 @@ async fn cleanup(obj: &Application, api: &Api<Application>, state: &State) -> Re
                 obj,
                 obj.status.as_ref(),
                 &status,
+                false,
                 FIELD_MANAGER,
                 Err(err),
             );

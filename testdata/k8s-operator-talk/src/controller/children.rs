@@ -74,6 +74,9 @@ pub struct Children<K: Resource<DynamicType = ()> + 'static> {
     /// never matches; this remembers that the API server already has our last correction, so
     /// it is not sent again until the desired object or the child changes.
     applied: Arc<Mutex<HashMap<String, (u64, String)>>>,
+    /// Children created but not yet delivered by the watch (`namespace/name` -> child), so
+    /// that a reconcile in between does not try to create them again.
+    created: Arc<Mutex<HashMap<String, K>>>,
 }
 
 impl<K> Children<K>
@@ -86,6 +89,7 @@ where
             store,
             field_manager,
             applied: Arc::default(),
+            created: Arc::default(),
         }
     }
 
@@ -101,16 +105,23 @@ where
     ) {
         let (store, writer) = reflector::store();
         let children = Self::new(store, field_manager);
-        let applied = children.applied.clone();
+        let (applied, created) = (children.applied.clone(), children.created.clone());
         let selector = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
         let config = watcher::Config::default().labels(&selector).any_semantic();
         let changes = watcher(Api::<K>::all(client), config)
             .default_backoff()
-            // A deleted child needs no memory of what was sent to it.
             .map_ok(move |event| {
-                if let watcher::Event::Delete(child) = &event {
-                    let uid = child.uid().unwrap_or_default();
-                    applied.lock().expect("applied lock poisoned").remove(&uid);
+                match &event {
+                    watcher::Event::Apply(child) | watcher::Event::InitApply(child) => {
+                        let key = key(child.meta().namespace.as_deref(), &child.name_any());
+                        created.lock().expect("created lock poisoned").remove(&key);
+                    }
+                    // A deleted child needs no memory of what was sent to it.
+                    watcher::Event::Delete(child) => {
+                        let uid = child.uid().unwrap_or_default();
+                        applied.lock().expect("applied lock poisoned").remove(&uid);
+                    }
+                    _ => {}
                 }
                 event
             })
@@ -133,11 +144,14 @@ where
     }
 
     fn cached(&self, name: &str, namespace: Option<&str>) -> Option<Arc<K>> {
-        let mut key = ObjectRef::<K>::new(name);
+        let mut reference = ObjectRef::<K>::new(name);
         if let Some(namespace) = namespace {
-            key = key.within(namespace);
+            reference = reference.within(namespace);
         }
-        self.store.get(&key)
+        self.store.get(&reference).or_else(|| {
+            let created = self.created.lock().expect("created lock poisoned");
+            created.get(&key(namespace, name)).cloned().map(Arc::new)
+        })
     }
 
     /// Brings the child `desired` names in step with it, on behalf of `owner`: creates it when
@@ -162,7 +176,14 @@ where
                     ..PostParams::default()
                 };
                 match api.create(&params, desired).await {
-                    Ok(created) => return Ok(Outcome::Created(created)),
+                    Ok(created) => {
+                        let namespace = created.meta().namespace.as_deref();
+                        self.created
+                            .lock()
+                            .expect("created lock poisoned")
+                            .insert(key(namespace, &name), created.clone());
+                        return Ok(Outcome::Created(created));
+                    }
                     // Not in the cache: another owner's object (without our label), or ours
                     // before the watch delivered it. Only this rare case reads the API.
                     Err(kube::Error::Api(status)) if status.code == 409 => api.get(&name).await?,
@@ -280,6 +301,10 @@ where
             .get(uid)
             .is_some_and(|(f, v)| *f == fingerprint && v == version)
     }
+}
+
+fn key(namespace: Option<&str>, name: &str) -> String {
+    format!("{}/{name}", namespace.unwrap_or_default())
 }
 
 /// Whether `child` names the object with `uid` as its controller.
