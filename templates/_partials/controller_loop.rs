@@ -26,7 +26,9 @@ pub async fn run(ctx: Arc<Context>) {
         .reflect(writer)
         .touched_objects()
         .predicate_filter(changed, PredicateConfig::default());
-    let config = controller::Config::default().concurrency(ctx.settings.max_concurrent_reconciles);
+    let concurrency = ctx.settings.max_concurrent_reconciles;
+    ctx.metrics.controller_started(CONTROLLER, concurrency);
+    let config = controller::Config::default().concurrency(concurrency);
 {%- if r.deploy_image %}
     let state = Arc::new(State { ctx, deployments, services });
 {%- else %}
@@ -48,10 +50,17 @@ pub async fn run(ctx: Arc<Context>) {
         .await;
 }
 
+/// Reconciles one {{ r.kind }}, timed and counted in the metrics.
+pub async fn reconcile(obj: Arc<{{ r.type_name }}>, state: Arc<State>) -> Result<Action> {
+    let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
+    let result = reconcile_through_finalizer(obj, &state).await;
+    timer.finish(&result, state.ctx.settings.sync_period);
+    result
+}
+
 /// Reconciles one {{ r.kind }} through the finalizer: `apply` while it lives, `cleanup` once
 /// it is being deleted.
-pub async fn reconcile(obj: Arc<{{ r.type_name }}>, state: Arc<State>) -> Result<Action> {
-    let _timer = state.ctx.metrics.reconcile_started(CONTROLLER);
+async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State) -> Result<Action> {
 {%- if r.namespaced %}
     let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
     let api: Api<{{ r.type_name }}> = Api::namespaced(state.ctx.client.clone(), &namespace);
@@ -60,8 +69,8 @@ pub async fn reconcile(obj: Arc<{{ r.type_name }}>, state: Arc<State>) -> Result
 {%- endif %}
     let action = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
-            Finalizer::Apply(obj) => apply(&obj, &api, &state).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &api, &state).await,
+            Finalizer::Apply(obj) => apply(&obj, &api, state).await,
+            Finalizer::Cleanup(obj) => cleanup(&obj, &api, state).await,
         }
     })
     .await

@@ -126,3 +126,21 @@ async fn a_project_with_many_kinds_passes_its_own_checks() {
     passes_its_own_checks(&dir);
     manifests_are_accepted(&dir).await;
 }
+
+/// A project with no deploy-image kind at all: skeleton controllers, namespaced and
+/// cluster-scoped, and a kind without a controller. Nothing of the deploy-image code is
+/// there to use the shared helpers, which must not then be dead code.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "builds the generated project; run by hack/test.sh"]
+async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    for args in [
+        &["--version", "v1", "--kind", "Widget"][..],
+        &["--version", "v1", "--kind", "Gadget", "--namespaced=false"],
+        &["--version", "v1", "--kind", "Gizmo", "--controller=false"],
+    ] {
+        create_api(&dir, args);
+    }
+    passes_its_own_checks(&dir);
+}
