@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use {{ project.crate_name }}::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Spec};
 use {{ project.crate_name }}::controller::{{ r.controller_rust_path }} as controller;
+use {{ project.crate_name }}::context::Settings;
 use {{ project.crate_name }}::{Context, api};
 
 use envtest::{ControlPlane, eventually};
@@ -24,7 +25,9 @@ use envtest::{ControlPlane, eventually};
 /// A control plane with the CRDs installed and the controller running, or `None` when skipped.
 async fn start() -> Option<(ControlPlane, Client)> {
     let role = serde_saphyr::from_str(include_str!("../config/rbac/role.yaml")).expect("parsing config/rbac/role.yaml");
-    let run = |client| controller::run(Arc::new(Context::new(client, Arc::default())));
+    // No Deployment controller runs here: do not hold status changes back for it for long.
+    let settings = Settings { status_pace: std::time::Duration::from_secs(1), ..Settings::default() };
+    let run = |client| controller::run(Arc::new(Context::with_settings(client, Arc::default(), settings)));
     ControlPlane::with_controller(api::crds().expect("merging CRD versions"), &role, run).await
 }
 

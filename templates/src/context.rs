@@ -46,7 +46,7 @@ impl Default for Settings {
         Settings {
             max_concurrent_reconciles: 16,
             sync_period: Duration::from_secs(300),
-            status_pace: Duration::from_secs(10),
+            status_pace: Duration::from_secs(30),
         }
     }
 }

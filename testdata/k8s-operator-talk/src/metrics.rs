@@ -1,14 +1,20 @@
-//! Prometheus metrics of the reconcilers: how often they run, fail, and how long they take.
+//! Prometheus metrics of the reconcilers, with controller-runtime's names and labels
+//! (`controller_runtime_reconcile_total{controller,result}`, `..._reconcile_errors_total`,
+//! `..._reconcile_time_seconds`, `..._max_concurrent_reconciles`, `..._active_workers`), so
+//! that dashboards and alerts made for kubebuilder operators work unchanged. What failed is
+//! counted apart, by cause, in `operator_reconcile_errors_by_cause_total`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use kube::runtime::controller::Action;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use crate::Error;
+use crate::{Error, Result};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ControllerLabels {
@@ -16,72 +22,125 @@ pub struct ControllerLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ErrorLabels {
+pub struct ResultLabels {
     pub controller: String,
-    pub error: String,
+    /// `success`, `error`, `requeue_after` (a reconcile asked to run again early).
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CauseLabels {
+    pub controller: String,
+    pub cause: String,
 }
 
 type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
 
+/// controller-runtime's buckets for `reconcile_time_seconds`.
+const TIME_BUCKETS: [f64; 40] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
 pub struct Metrics {
     registry: Registry,
-    reconciliations: Family<ControllerLabels, Counter>,
-    failures: Family<ErrorLabels, Counter>,
-    duration: HistogramFamily,
+    total: Family<ResultLabels, Counter>,
+    errors: Family<ControllerLabels, Counter>,
+    causes: Family<CauseLabels, Counter>,
+    time: HistogramFamily,
+    max_concurrent: Family<ControllerLabels, Gauge>,
+    active: Family<ControllerLabels, Gauge>,
 }
 
 impl Default for Metrics {
     fn default() -> Self {
-        let reconciliations = Family::<ControllerLabels, Counter>::default();
-        let failures = Family::<ErrorLabels, Counter>::default();
-        // 5 ms to ~10 s: reconciles are a few API round trips.
-        let duration = HistogramFamily::new_with_constructor(|| {
-            Histogram::new(exponential_buckets(0.005, 2.0, 12))
-        });
-        let mut registry = Registry::with_prefix("controller");
-        registry.register(
+        let total = Family::<ResultLabels, Counter>::default();
+        let errors = Family::<ControllerLabels, Counter>::default();
+        let causes = Family::<CauseLabels, Counter>::default();
+        let time = HistogramFamily::new_with_constructor(|| Histogram::new(TIME_BUCKETS));
+        let max_concurrent = Family::<ControllerLabels, Gauge>::default();
+        let active = Family::<ControllerLabels, Gauge>::default();
+        let mut registry = Registry::default();
+        let runtime = registry.sub_registry_with_prefix("controller_runtime");
+        runtime.register(
             "reconcile",
-            "Reconciliations started",
-            reconciliations.clone(),
+            "Total number of reconciliations per controller",
+            total.clone(),
         );
-        registry.register(
+        runtime.register(
             "reconcile_errors",
-            "Reconciliations that failed",
-            failures.clone(),
+            "Total number of reconciliation errors per controller",
+            errors.clone(),
         );
-        registry.register(
-            "reconcile_duration_seconds",
-            "Time spent reconciling",
-            duration.clone(),
+        runtime.register(
+            "reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            time.clone(),
+        );
+        runtime.register(
+            "max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            max_concurrent.clone(),
+        );
+        runtime.register(
+            "active_workers",
+            "Number of currently used workers per controller",
+            active.clone(),
+        );
+        registry.sub_registry_with_prefix("operator").register(
+            "reconcile_errors_by_cause",
+            "Reconciliation errors per controller and cause",
+            causes.clone(),
         );
         Metrics {
             registry,
-            reconciliations,
-            failures,
-            duration,
+            total,
+            errors,
+            causes,
+            time,
+            max_concurrent,
+            active,
         }
     }
 }
 
+fn controller_labels(controller: &str) -> ControllerLabels {
+    ControllerLabels {
+        controller: controller.to_string(),
+    }
+}
+
 impl Metrics {
-    /// Counts a reconciliation of `controller`; its duration is recorded when the timer drops.
-    pub fn reconcile_started(&self, controller: &str) -> ReconcileTimer {
-        let labels = ControllerLabels {
-            controller: controller.to_string(),
-        };
-        self.reconciliations.get_or_create(&labels).inc();
+    /// Records that `controller` runs, reconciling at most `max_concurrent` objects at once.
+    pub fn controller_started(&self, controller: &str, max_concurrent: u16) {
+        self.max_concurrent
+            .get_or_create(&controller_labels(controller))
+            .set(max_concurrent.into());
+    }
+
+    /// A reconcile of `controller` begins; `finish` the returned timer with its result.
+    pub fn reconcile_started(&self, controller: &str) -> ReconcileTimer<'_> {
+        self.active
+            .get_or_create(&controller_labels(controller))
+            .inc();
         ReconcileTimer {
-            histogram: self.duration.get_or_create(&labels).clone(),
+            metrics: self,
+            controller: controller.to_string(),
             start: Instant::now(),
         }
     }
 
+    /// Counts a failed reconcile of `controller`, and what failed.
     pub fn reconcile_failed(&self, controller: &str, error: &Error) {
-        let labels = ErrorLabels {
+        self.errors
+            .get_or_create(&controller_labels(controller))
+            .inc();
+        let labels = CauseLabels {
             controller: controller.to_string(),
-            error: error.metric_label(),
+            cause: error.metric_label(),
         };
-        self.failures.get_or_create(&labels).inc();
+        self.causes.get_or_create(&labels).inc();
     }
 
     /// The metrics in the OpenMetrics text format.
@@ -92,15 +151,43 @@ impl Metrics {
     }
 }
 
-/// Observes the reconcile duration when dropped, whichever way the reconcile ends.
-pub struct ReconcileTimer {
-    histogram: Histogram,
+/// Times one reconcile and keeps `active_workers` up to date, whichever way it ends.
+pub struct ReconcileTimer<'a> {
+    metrics: &'a Metrics,
+    controller: String,
     start: Instant,
 }
 
-impl Drop for ReconcileTimer {
+impl ReconcileTimer<'_> {
+    /// Counts the reconcile by result: `error`, `success` when it asked for nothing but the
+    /// periodic resync (`sync_period`) or a change, `requeue_after` when it asked to run again
+    /// sooner.
+    pub fn finish(self, result: &Result<Action>, sync_period: Duration) {
+        let result = match result {
+            Err(_) => "error",
+            Ok(action)
+                if *action == Action::requeue(sync_period) || *action == Action::await_change() =>
+            {
+                "success"
+            }
+            Ok(_) => "requeue_after",
+        };
+        let labels = ResultLabels {
+            controller: self.controller.clone(),
+            result: result.into(),
+        };
+        self.metrics.total.get_or_create(&labels).inc();
+    }
+}
+
+impl Drop for ReconcileTimer<'_> {
     fn drop(&mut self) {
-        self.histogram.observe(self.start.elapsed().as_secs_f64());
+        let labels = controller_labels(&self.controller);
+        self.metrics
+            .time
+            .get_or_create(&labels)
+            .observe(self.start.elapsed().as_secs_f64());
+        self.metrics.active.get_or_create(&labels).dec();
     }
 }
 
@@ -109,19 +196,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_reconciles_and_errors() {
+    fn counts_reconciles_errors_and_workers_as_controller_runtime_does() {
         let metrics = Metrics::default();
-        drop(metrics.reconcile_started("widget"));
-        metrics.reconcile_failed("widget", &Error::MissingNamespace("w".into()));
+        let sync = Duration::from_secs(300);
+        metrics.controller_started("widget", 16);
+        let timer = metrics.reconcile_started("widget");
+        assert!(
+            metrics
+                .encode()
+                .unwrap()
+                .contains(r#"controller_runtime_active_workers{controller="widget"} 1"#)
+        );
+        timer.finish(&Ok(Action::requeue(sync)), sync);
+        metrics
+            .reconcile_started("widget")
+            .finish(&Ok(Action::requeue(Duration::from_secs(2))), sync);
+        let error = Error::MissingNamespace("w".into());
+        metrics.reconcile_failed("widget", &error);
+        metrics
+            .reconcile_started("widget")
+            .finish(&Err(error), sync);
         let text = metrics.encode().unwrap();
-        assert!(
-            text.contains(r#"controller_reconcile_total{controller="widget"} 1"#),
-            "{text}"
-        );
-        assert!(text.contains(r#"controller_reconcile_errors_total{controller="widget",error="missing_namespace"} 1"#), "{text}");
-        assert!(
-            text.contains(r#"controller_reconcile_duration_seconds_count{controller="widget"} 1"#),
-            "{text}"
-        );
+        for line in [
+            r#"controller_runtime_reconcile_total{controller="widget",result="success"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="widget",result="requeue_after"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="widget",result="error"} 1"#,
+            r#"controller_runtime_reconcile_errors_total{controller="widget"} 1"#,
+            r#"controller_runtime_reconcile_time_seconds_count{controller="widget"} 3"#,
+            r#"controller_runtime_max_concurrent_reconciles{controller="widget"} 16"#,
+            r#"controller_runtime_active_workers{controller="widget"} 0"#,
+            r#"operator_reconcile_errors_by_cause_total{controller="widget",cause="missing_namespace"} 1"#,
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
     }
 }

@@ -15,6 +15,7 @@ use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
 use k8s_operator_talk::api::v1alpha1::{Application, ApplicationSpec};
+use k8s_operator_talk::context::Settings;
 use k8s_operator_talk::controller::application as controller;
 use k8s_operator_talk::{Context, api};
 
@@ -24,7 +25,18 @@ use envtest::{ControlPlane, eventually};
 async fn start() -> Option<(ControlPlane, Client)> {
     let role = serde_saphyr::from_str(include_str!("../config/rbac/role.yaml"))
         .expect("parsing config/rbac/role.yaml");
-    let run = |client| controller::run(Arc::new(Context::new(client, Arc::default())));
+    // No Deployment controller runs here: do not hold status changes back for it for long.
+    let settings = Settings {
+        status_pace: std::time::Duration::from_secs(1),
+        ..Settings::default()
+    };
+    let run = |client| {
+        controller::run(Arc::new(Context::with_settings(
+            client,
+            Arc::default(),
+            settings,
+        )))
+    };
     ControlPlane::with_controller(api::crds().expect("merging CRD versions"), &role, run).await
 }
 

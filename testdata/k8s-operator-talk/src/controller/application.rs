@@ -71,7 +71,9 @@ pub async fn run(ctx: Arc<Context>) {
     .reflect(writer)
     .touched_objects()
     .predicate_filter(changed, PredicateConfig::default());
-    let config = controller::Config::default().concurrency(ctx.settings.max_concurrent_reconciles);
+    let concurrency = ctx.settings.max_concurrent_reconciles;
+    ctx.metrics.controller_started(CONTROLLER, concurrency);
+    let config = controller::Config::default().concurrency(concurrency);
     let state = Arc::new(State {
         ctx,
         deployments,
@@ -91,18 +93,25 @@ pub async fn run(ctx: Arc<Context>) {
         .await;
 }
 
+/// Reconciles one Application, timed and counted in the metrics.
+pub async fn reconcile(obj: Arc<Application>, state: Arc<State>) -> Result<Action> {
+    let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
+    let result = reconcile_through_finalizer(obj, &state).await;
+    timer.finish(&result, state.ctx.settings.sync_period);
+    result
+}
+
 /// Reconciles one Application through the finalizer: `apply` while it lives, `cleanup` once
 /// it is being deleted.
-pub async fn reconcile(obj: Arc<Application>, state: Arc<State>) -> Result<Action> {
-    let _timer = state.ctx.metrics.reconcile_started(CONTROLLER);
+async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Result<Action> {
     let namespace = obj
         .namespace()
         .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
     let api: Api<Application> = Api::namespaced(state.ctx.client.clone(), &namespace);
     let action = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
-            Finalizer::Apply(obj) => apply(&obj, &api, &state).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &api, &state).await,
+            Finalizer::Apply(obj) => apply(&obj, &api, state).await,
+            Finalizer::Cleanup(obj) => cleanup(&obj, &api, state).await,
         }
     })
     .await
