@@ -236,9 +236,13 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
 
     // Metrics and probes answer.
     assert!(http_get(probes, "/readyz").starts_with("HTTP/1.1 200"));
-    assert!(http_get(metrics, "/metrics").contains(
-        "controller_runtime_reconcile_total{controller=\"application\",result=\"success\"}"
-    ));
+    let scraped = http_get(metrics, "/metrics");
+    assert!(
+        scraped.contains(
+            "controller_runtime_reconcile_total{controller=\"application\",result=\"success\"}"
+        ),
+        "{scraped}"
+    );
 
     // Deleting the Application runs the finalizer; children and their ReplicaSets go.
     kubectl.ok(&[
