@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of opsdk: formatting and clippy of opsdk itself, its unit and CLI tests, the
 # golden copy, the generated projects' own checks (rustfmt, clippy, unit tests, envtest suites
-# against a real kube-apiserver, crdgen), the article's walkthrough end to end, and the
-# article's image steps (docker-build, docker-push, deploy) with buildah and a local registry.
+# against a real kube-apiserver, crdgen), the article's walkthrough end to end, a leader
+# handover between two managers, and the article's image steps (docker-build, docker-push,
+# deploy) with buildah and a local registry.
 #
 # Builds (or reuses) the control plane with hack/k8s-assets.sh and the stand-in base images with
 # hack/local-images.sh. Needs root on Debian for the image steps: it installs buildah,

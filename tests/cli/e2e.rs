@@ -6,29 +6,10 @@
 use std::process::Command;
 use std::time::Duration;
 
+use crate::article::{APPLICATION_YAML, Manager, install_article_project};
 use crate::envtest;
 use crate::generated::{run, target_dir};
 use crate::host::*;
-use crate::kubectl::Kubectl;
-use crate::support::*;
-
-/// The article's application.yaml: a Namespace and an Application in it.
-const APPLICATION_YAML: &str = "\
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: application-sample
----
-apiVersion: minetto.dev/v1alpha1
-kind: Application
-metadata:
-  name: application-sample
-  namespace: application-sample
-spec:
-  image: nginx:latest
-  replicas: 2
-  port: 80
-";
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs the control plane and builds the generated project; run by hack/test.sh"]
@@ -46,56 +27,32 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
     ])
     .expect("starting kube-controller-manager");
 
-    // The user's steps: scaffold, build, install the CRDs.
-    let (_tmp, dir) = project_dir();
-    article_project(&dir);
-    run(&dir, "cargo", &["build"]);
+    // The user's steps: scaffold, build, install the CRDs; then `make run`, with the binary
+    // just built.
     let kubeconfig = cp.kubeconfig().to_path_buf();
-    checked(
-        Command::new("make")
-            .arg("install")
-            .current_dir(&dir)
-            .env("KUBECONFIG", &kubeconfig)
-            .env("PATH", path_with(&assets))
-            .env("CARGO_TARGET_DIR", target_dir()),
-    );
-    let kubectl = Kubectl {
-        bin: assets.join("kubectl"),
-        kubeconfig: kubeconfig.clone(),
-        dir: dir.clone(),
-    };
-    kubectl.ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/applications.minetto.dev",
-        "--timeout=30s",
-    ]);
+    let installed = install_article_project(&kubeconfig);
+    let (dir, kubectl) = (&installed.dir, &installed.kubectl);
+    let Manager {
+        process: mut manager,
+        metrics,
+        probes,
+    } = Manager::start(dir, &kubeconfig, "manager", &[]);
 
-    // `make run`, with the binary we just built.
-    let (metrics, probes) = (free_port(), free_port());
-    let mut cmd = Command::new(target_dir().join("debug/k8s-operator-talk"));
-    cmd.args([
-        format!("--metrics-bind-address=127.0.0.1:{metrics}"),
-        format!("--health-probe-bind-address=127.0.0.1:{probes}"),
-        "--leader-elect".into(),
-    ])
-    .env("KUBECONFIG", &kubeconfig);
-    let mut manager = Background::spawn(cmd, dir.join("manager.log"));
-
-    // With --leader-elect the manager holds a Lease before it reconciles.
-    kubectl.eventually(
-        "the leader Lease",
-        &[
-            "-n",
-            "default",
-            "get",
-            "lease",
-            "k8s-operator-talk-leader",
-            "-o",
-            "jsonpath={.spec.holderIdentity}",
-        ],
-        |holder| !holder.is_empty(),
-    );
+    // With --leader-elect the manager holds a Lease before it reconciles; outside a Pod its
+    // identity is the host name and its process id.
+    let lease_holder = [
+        "-n",
+        "default",
+        "get",
+        "lease",
+        "k8s-operator-talk-leader",
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ];
+    let pid = format!("_{}", manager.child.id());
+    kubectl.eventually("the leader Lease", &lease_holder, |holder| {
+        holder.ends_with(&pid)
+    });
 
     // The article's application.yaml yields its Deployment and NodePort Service.
     std::fs::write(dir.join("application.yaml"), APPLICATION_YAML).unwrap();
@@ -290,7 +247,7 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
         "pod-security.kubernetes.io/warn=restricted",
     ]);
     run(
-        &dir,
+        dir,
         "make",
         &[
             "deploy-overlay",
@@ -345,7 +302,7 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
                 "IMG=registry.example/k8s-operator-talk:v0.1.0",
                 "UNDEPLOY_TIMEOUT=60s",
             ])
-            .current_dir(&dir)
+            .current_dir(dir)
             .env("KUBECONFIG", &kubeconfig)
             .env("PATH", path_with(&assets))
             .env("CARGO_TARGET_DIR", target_dir()),
@@ -353,13 +310,15 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
     let crds = kubectl.ok(&["get", "crd", "-o", "name"]);
     assert!(!crds.contains("applications.minetto.dev"), "{crds}");
 
-    // SIGTERM: the manager stops cleanly within the manifests' grace period (10 s).
+    // SIGTERM: the manager stops cleanly within the manifests' grace period (10 s), and
+    // releases the Lease before it exits.
     let status = manager.terminate(Duration::from_secs(10));
     assert!(
         status.success(),
         "the manager exited with {status}: {}",
         manager.log()
     );
+    assert_eq!(kubectl.ok(&lease_holder), "", "the Lease is released");
 }
 
 /// A Pod with the manager Deployment's template, to let Pod Security admission enforce

@@ -1,5 +1,6 @@
 //! opsdk's command-line tests: one binary, one module per concern.
 
+mod article;
 mod bad_input;
 mod create_api;
 mod e2e;
@@ -10,6 +11,7 @@ mod host;
 mod image;
 mod init;
 mod kubectl;
+mod leader;
 mod many_kinds;
 mod support;
 

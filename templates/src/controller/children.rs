@@ -13,6 +13,7 @@ use std::fmt::Debug;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
+use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::{Stream, TryStreamExt};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -68,6 +69,10 @@ enum Corrected<K> {
 /// One kind of child: its cache, and what this controller last applied to each.
 pub struct Children<K: Resource<DynamicType = ()> + 'static> {
     store: Store<K>,
+    /// Resolves (true) once the first list is in, false if the cache stopped first. Shared,
+    /// because any number of reconciles wait on it at once and kube's
+    /// `Store::wait_until_ready` wakes only the last of several concurrent waiters.
+    listed: Shared<BoxFuture<'static, bool>>,
     field_manager: &'static str,
     /// Child uid -> (fingerprint of the desired object, resourceVersion the API server
     /// answered). A mutating admission plugin may rewrite a field we set, so that the child
@@ -85,8 +90,11 @@ where
 {
     /// Children read from `store` and written as `field_manager`.
     pub fn new(store: Store<K>, field_manager: &'static str) -> Self {
+        let cache = store.clone();
+        let listed = async move { cache.wait_until_ready().await.is_ok() };
         Children {
             store,
+            listed: listed.boxed().shared(),
             field_manager,
             applied: Arc::default(),
             created: Arc::default(),
@@ -136,9 +144,9 @@ where
     /// API server refuses shows in the owner's status instead of hanging its reconcile.
     pub async fn synced(&self) -> Result<()> {
         let kind = K::kind(&()).into_owned();
-        match tokio::time::timeout(SYNC_TIMEOUT, self.store.wait_until_ready()).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) => Err(Error::CacheStopped(kind)),
+        match tokio::time::timeout(SYNC_TIMEOUT, self.listed.clone()).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(Error::CacheStopped(kind)),
             Err(_) => Err(Error::CacheNotSynced(kind)),
         }
     }
@@ -369,7 +377,29 @@ fn is_empty(value: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
     use serde_json::json;
+
+    #[tokio::test]
+    async fn every_reconcile_waiting_for_the_first_list_goes_on_once_it_is_in() {
+        let (store, mut writer) = reflector::store::<ConfigMap>();
+        let children = Arc::new(Children::new(store, "test"));
+        let waiting: Vec<_> = (0..4)
+            .map(|_| {
+                tokio::spawn({
+                    let children = children.clone();
+                    async move { children.synced().await }
+                })
+            })
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        writer.apply_watcher_event(&watcher::Event::Init);
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        for waiter in waiting {
+            let synced = tokio::time::timeout(std::time::Duration::from_secs(1), waiter).await;
+            synced.expect("a reconcile still waits").unwrap().unwrap();
+        }
+    }
 
     #[test]
     fn server_defaults_and_foreign_fields_are_not_drift() {

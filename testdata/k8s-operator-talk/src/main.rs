@@ -8,14 +8,17 @@ use std::time::Duration;
 
 use clap::Parser;
 use kube::Client;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use k8s_operator_talk::context::Settings;
-use k8s_operator_talk::leader::Leadership;
+use k8s_operator_talk::leader::{self, Leadership, Timings};
 use k8s_operator_talk::metrics::Metrics;
 use k8s_operator_talk::server::{self, Ready};
 use k8s_operator_talk::telemetry::{self, LogFormat};
 use k8s_operator_talk::{Context, controller};
+
+/// How long the controllers may take to finish their reconciles after SIGTERM.
+const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Parser)]
 #[command(version, about = "Runs the k8s-operator-talk controllers")]
@@ -96,9 +99,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     ready.set();
     let mut leadership = None;
     if args.leader_elect {
-        info!(namespace = %args.leader_election_namespace, "waiting for leadership");
+        let identity = leader::identity();
+        info!(namespace = %args.leader_election_namespace, %identity, "waiting for leadership");
         tokio::select! {
-            acquired = Leadership::acquire(client.clone(), &args.leader_election_namespace, concat!(env!("CARGO_PKG_NAME"), "-leader")) => leadership = Some(acquired?),
+            acquired = Leadership::acquire(client.clone(), &args.leader_election_namespace, leader::LEASE, identity, Timings::DEFAULT) => leadership = Some(acquired?),
             () = shutdown_signal() => return Ok(()),
         }
         info!("leading");
@@ -111,16 +115,36 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     let ctx = Arc::new(Context::with_settings(client, metrics, settings));
     info!("starting controllers");
-    match leadership.as_mut() {
-        Some(leadership) => tokio::select! {
-            () = controller::run(ctx) => {}
-            () = leadership.lost() => return Err("lost the leader-election Lease; exiting so another replica can lead".into()),
-        },
-        None => controller::run(ctx).await,
+    let controllers = stop_within(STOP_TIMEOUT, controller::run(ctx));
+    match leadership {
+        Some(mut leadership) => {
+            tokio::select! {
+                () = controllers => {}
+                // As controller-runtime does: never reconcile without the Lease.
+                lost = leadership.lost() => return Err(lost.into()),
+            }
+            // Released now, a standby leads within its retry period (2 s) instead of waiting
+            // for the Lease to expire (15 s).
+            leadership.release().await;
+        }
+        None => controllers.await,
     }
-    info!("controllers stopped");
     servers.await??;
     Ok(())
+}
+
+/// Runs `controllers` until they stop after SIGTERM, having finished their reconciles, or
+/// until `limit` after SIGTERM: then the Lease is still released and the process exits within
+/// the Pod's termination grace period (10 s), however long a reconcile would take.
+async fn stop_within(limit: Duration, controllers: impl Future<Output = ()>) {
+    let overdue = async {
+        shutdown_signal().await;
+        tokio::time::sleep(limit).await;
+    };
+    tokio::select! {
+        () = controllers => info!("controllers stopped"),
+        () = overdue => warn!("reconciles still running {limit:?} after the signal; stopping without them"),
+    }
 }
 
 /// Resolves on SIGTERM (the kubelet stopping the Pod) or Ctrl-C.

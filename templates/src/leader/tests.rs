@@ -1,0 +1,196 @@
+//! The election against a fake API server that keeps one Lease as kube-apiserver does (an
+//! update must carry the current resourceVersion) and fails or stops answering on demand.
+//! Timings are cut to milliseconds; the rules themselves are tested in `lease`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::Response;
+use kube::client::Body;
+use serde_json::{Value, json};
+use tokio::time::{Instant, sleep, timeout};
+
+use super::*;
+use crate::controller::test_support::{ApiServer, mock_client, status};
+
+const NAME: &str = "app-leader";
+const FAST: Timings = Timings {
+    lease_duration: Duration::from_secs(1),
+    renew_deadline: Duration::from_millis(300),
+    retry_period: Duration::from_millis(50),
+};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+enum Mode {
+    #[default]
+    Up,
+    Failing,
+    Silent,
+    Forbidden,
+}
+
+#[derive(Default)]
+struct Server {
+    lease: Option<Value>,
+    version: u64,
+    mode: Mode,
+    /// Every accepted create (POST) and update (PUT), in order.
+    writes: Vec<(String, Value)>,
+}
+
+type Shared = Arc<Mutex<Server>>;
+
+impl Server {
+    fn answer(&mut self, method: &str, body: &[u8]) -> (u16, Value) {
+        match (self.mode, method) {
+            (Mode::Failing, _) => (500, status(500, "InternalError")),
+            (Mode::Forbidden, _) => (403, status(403, "Forbidden")),
+            (_, "GET") => match &self.lease {
+                Some(lease) => (200, lease.clone()),
+                None => (404, status(404, "NotFound")),
+            },
+            (_, "POST" | "PUT") => {
+                let lease: Value = serde_json::from_slice(body).unwrap();
+                let current = self
+                    .lease
+                    .as_ref()
+                    .map(|l| &l["metadata"]["resourceVersion"]);
+                let sent = (method == "PUT").then(|| &lease["metadata"]["resourceVersion"]);
+                if current != sent {
+                    return (409, status(409, "Conflict"));
+                }
+                self.writes.push((method.to_string(), lease.clone()));
+                (200, self.store(lease))
+            }
+            (_, other) => panic!("unexpected {other} on the Lease"),
+        }
+    }
+
+    fn store(&mut self, mut lease: Value) -> Value {
+        self.version += 1;
+        lease["metadata"]["resourceVersion"] = json!(self.version.to_string());
+        self.lease = Some(lease.clone());
+        lease
+    }
+
+    /// Another replica writes `spec` into the Lease.
+    fn written_by_other(&mut self, spec: Value) {
+        let lease = json!({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": NAME, "namespace": "ns"}, "spec": spec,
+        });
+        self.store(lease);
+    }
+}
+
+fn serve(mut api: ApiServer, server: Shared) {
+    tokio::spawn(async move {
+        let mut unanswered = Vec::new();
+        while let Some((request, respond)) = api.next_request().await {
+            let method = request.method().to_string();
+            let body = request.into_body().collect_bytes().await.unwrap();
+            if server.lock().unwrap().mode == Mode::Silent {
+                unanswered.push(respond);
+                continue;
+            }
+            let (code, reply) = server.lock().unwrap().answer(&method, &body);
+            let reply = Body::from(serde_json::to_vec(&reply).unwrap());
+            respond.send_response(Response::builder().status(code).body(reply).unwrap());
+        }
+    });
+}
+
+fn acquire(server: &Shared) -> impl Future<Output = Result<Leadership, LeaderError>> + use<> {
+    let (client, api) = mock_client();
+    serve(api, server.clone());
+    Leadership::acquire(client, "ns", NAME, "me".into(), FAST)
+}
+
+fn spec(server: &Shared) -> Value {
+    server.lock().unwrap().lease.as_ref().unwrap()["spec"].clone()
+}
+
+#[tokio::test]
+async fn a_missing_lease_is_created_held_by_us_then_renewed() {
+    let server = Shared::default();
+    let _leader = acquire(&server).await.unwrap();
+    let (method, lease) = server.lock().unwrap().writes[0].clone();
+    assert_eq!(method, "POST");
+    assert_eq!(lease["metadata"]["name"], NAME);
+    assert_eq!(lease["spec"]["holderIdentity"], "me");
+    assert_eq!(lease["spec"]["leaseDurationSeconds"], 1);
+    sleep(FAST.retry_period * 4).await;
+    let writes = server.lock().unwrap().writes.len();
+    assert!(writes >= 3, "{writes} writes: renewals every retry period");
+    assert_eq!(spec(&server)["holderIdentity"], "me");
+}
+
+#[tokio::test]
+async fn a_leader_that_cannot_renew_gives_up_at_the_renew_deadline() {
+    for mode in [Mode::Failing, Mode::Silent] {
+        let server = Shared::default();
+        let mut leader = acquire(&server).await.unwrap();
+        sleep(FAST.retry_period * 3).await;
+        let cut = Instant::now();
+        server.lock().unwrap().mode = mode;
+        let lost = timeout(FAST.renew_deadline * 4, leader.lost()).await;
+        let lost = lost.unwrap_or_else(|_| panic!("{mode:?}: still leading"));
+        let after = cut.elapsed();
+        assert!(matches!(lost, LeaderError::Lost(_)), "{mode:?}: {lost}");
+        // The last renewal started at most one retry period (and its answer) before the cut.
+        let earliest = FAST.renew_deadline - FAST.retry_period * 2;
+        assert!(after >= earliest, "{mode:?}: gave up after {after:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_leader_that_finds_another_holder_gives_up_at_once() {
+    let server = Shared::default();
+    let mut leader = acquire(&server).await.unwrap();
+    let spec = json!({"holderIdentity": "other", "leaseDurationSeconds": 15});
+    server.lock().unwrap().written_by_other(spec);
+    let lost = timeout(FAST.retry_period * 4, leader.lost()).await.unwrap();
+    assert!(lost.to_string().contains("other holds it"), "{lost}");
+}
+
+#[tokio::test]
+async fn a_release_clears_the_holder_before_it_returns() {
+    let server = Shared::default();
+    acquire(&server).await.unwrap().release().await;
+    let spec = spec(&server);
+    assert_eq!(spec.get("holderIdentity"), None, "{spec}");
+    assert_eq!(spec["leaseDurationSeconds"], 1);
+    // Only the create was a takeover.
+    assert_eq!(spec["leaseTransitions"], 0);
+}
+
+#[tokio::test]
+async fn a_standby_waits_for_the_holder_and_takes_a_released_lease_at_its_next_try() {
+    let server = Shared::default();
+    let held =
+        json!({"holderIdentity": "other", "leaseDurationSeconds": 15, "leaseTransitions": 3});
+    server.lock().unwrap().written_by_other(held);
+    let standby = tokio::spawn(acquire(&server));
+    sleep(FAST.retry_period * 4).await;
+    assert!(!standby.is_finished(), "took a Lease another replica holds");
+    let released = json!({"leaseDurationSeconds": 1, "leaseTransitions": 3});
+    server.lock().unwrap().written_by_other(released);
+    let released_at = Instant::now();
+    let leader = timeout(FAST.retry_period * 3, standby).await;
+    leader.expect("took the released Lease").unwrap().unwrap();
+    assert!(released_at.elapsed() <= FAST.retry_period * 3);
+    assert_eq!(spec(&server)["holderIdentity"], "me");
+    assert_eq!(spec(&server)["leaseTransitions"], 4);
+}
+
+#[tokio::test]
+async fn a_lease_the_manager_may_not_use_is_an_error_with_a_hint() {
+    let server = Shared::default();
+    server.lock().unwrap().mode = Mode::Forbidden;
+    let err = acquire(&server).await.err().expect("refused");
+    assert!(matches!(err, LeaderError::Forbidden(..)), "{err}");
+    assert!(
+        err.to_string().contains("leader_election_role.yaml"),
+        "{err}"
+    );
+}

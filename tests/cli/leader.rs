@@ -1,0 +1,134 @@
+//! Leader election between two replicas of the article's manager against one real control
+//! plane, each running as the manager's ServiceAccount with the RBAC `make deploy` installs:
+//! the first holds the Lease under its Pod name, the second stands by, and a SIGTERM to the
+//! first hands over within 5 s. Run by hack/test.sh, which builds the control plane.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::article::{APPLICATION_YAML, Manager, install_article_project};
+use crate::envtest;
+use crate::generated::run;
+use crate::host::wait_for_ok;
+use crate::kubectl::Kubectl;
+
+const NAMESPACE: &str = "k8s-operator-talk-system";
+const HANDOVER: Duration = Duration::from_secs(5);
+/// A manager with no reconcile to finish stops in about 0.1 s.
+const STOP: Duration = Duration::from_secs(2);
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the control plane and builds the generated project; run by hack/test.sh"]
+async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
+    let cp = envtest::ControlPlane::start()
+        .await
+        .expect("starting etcd and kube-apiserver")
+        .expect("KUBEBUILDER_ASSETS is set");
+    let installed = install_article_project(cp.kubeconfig());
+    let (dir, kubectl) = (&installed.dir, &installed.kubectl);
+    let account = deploy_rbac(dir, kubectl, cp.kubeconfig());
+    let start = |pod: &str| {
+        let env = [("POD_NAME", pod), ("POD_NAMESPACE", NAMESPACE)];
+        Manager::start(dir, &account, pod, &env)
+    };
+    let holder = [
+        "-n",
+        NAMESPACE,
+        "get",
+        "lease",
+        "k8s-operator-talk-leader",
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ];
+
+    // The first replica leads, under its Pod name, and reconciles.
+    let mut first = start("manager-0");
+    kubectl.eventually("manager-0 to lead", &holder, |h| h == "manager-0");
+    std::fs::write(dir.join("application.yaml"), APPLICATION_YAML).unwrap();
+    kubectl.ok(&["apply", "-f", "application.yaml"]);
+    deployment_of(kubectl, "application-sample");
+
+    // The second stands by: ready, but it neither takes the Lease nor reconciles.
+    let mut second = start("manager-1");
+    wait_for_ok("manager-1", second.probes, "/readyz");
+    let standing_by = Instant::now() + Duration::from_secs(30);
+    while !second.process.log().contains("standing by") {
+        assert!(Instant::now() < standing_by, "{}", second.process.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(kubectl.ok(&holder), "manager-0");
+    assert!(!second.process.log().contains("starting controllers"));
+
+    // SIGTERM to the leader: it stops, releases the Lease and exits 0; the standby leads
+    // and reconciles an Application created after the leader is gone.
+    let sigterm = Instant::now();
+    let status = first.process.terminate(Duration::from_secs(10));
+    let exited = sigterm.elapsed();
+    assert!(status.success(), "{status}: {}", first.process.log());
+    assert!(exited < STOP, "the leader took {exited:?} to stop");
+    let second_app = APPLICATION_YAML.replace(
+        "name: application-sample\n  namespace",
+        "name: second\n  namespace",
+    );
+    kubectl.ok_with_stdin(&["apply", "-f", "-"], Some(&second_app));
+    kubectl.eventually("manager-1 to lead", &holder, |h| h == "manager-1");
+    let leading = sigterm.elapsed();
+    deployment_of(kubectl, "second");
+    let reconciled = sigterm.elapsed();
+    eprintln!(
+        "handover after SIGTERM: leader exited {exited:?}, standby held the Lease {leading:?}, \
+         reconciled {reconciled:?}"
+    );
+    assert!(
+        reconciled <= HANDOVER,
+        "the standby reconciled {reconciled:?} after the leader's SIGTERM:\n{}",
+        second.process.log()
+    );
+
+    // The new leader, stopped while its first reconciles may still run, stops as quickly and
+    // releases the Lease too.
+    let sigterm = Instant::now();
+    assert!(second.process.terminate(Duration::from_secs(10)).success());
+    let exited = sigterm.elapsed();
+    assert!(exited < STOP, "the new leader took {exited:?} to stop");
+    assert_eq!(kubectl.ok(&holder), "");
+}
+
+/// Waits for the Deployment of the Application `name` in application-sample.
+fn deployment_of(kubectl: &Kubectl, name: &str) {
+    let deployment = format!("{name}-deployment");
+    let args = [
+        "-n",
+        "application-sample",
+        "get",
+        "deployment",
+        &deployment,
+        "-o",
+        "name",
+    ];
+    kubectl.eventually(&deployment, &args, |out| !out.trim().is_empty());
+}
+
+/// `make deploy`'s RBAC (with the rest of config/deploy: its Pods never run here), and a
+/// kubeconfig of the manager's ServiceAccount, so that a verb missing from the roles fails.
+fn deploy_rbac(dir: &Path, kubectl: &Kubectl, admin: &Path) -> std::path::PathBuf {
+    run(
+        dir,
+        "make",
+        &[
+            "deploy-overlay",
+            "IMG=registry.example/k8s-operator-talk:v0.1.0",
+        ],
+    );
+    kubectl.ok(&["create", "namespace", NAMESPACE]);
+    kubectl.ok(&["apply", "--server-side", "-k", "config/deploy"]);
+    let account = "k8s-operator-talk-controller-manager";
+    let token = kubectl.ok(&["-n", NAMESPACE, "create", "token", account, "--duration=1h"]);
+    let mut kubeconfig: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(admin).unwrap()).unwrap();
+    kubeconfig["users"][0]["user"] = serde_json::json!({ "token": token.trim() });
+    let path = dir.join("manager.kubeconfig");
+    std::fs::write(&path, serde_json::to_vec(&kubeconfig).unwrap()).unwrap();
+    path
+}
