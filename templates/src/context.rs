@@ -44,7 +44,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            max_concurrent_reconciles: 32,
+            max_concurrent_reconciles: 16,
             sync_period: Duration::from_secs(300),
             status_pace: Duration::from_secs(30),
         }

@@ -36,7 +36,7 @@ struct Args {
     #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
     leader_election_namespace: String,
     /// Objects of one kind reconciled at once
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
     max_concurrent_reconciles: u16,
     /// How often a quiet object is checked again against the caches, e.g. 300s, 5m, 1h
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
