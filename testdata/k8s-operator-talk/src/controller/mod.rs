@@ -10,8 +10,6 @@ pub mod rollout;
 
 pub mod application;
 
-// The scripted API server of the deploy-image controllers' unit tests: declared only while one
-// exists, so that a project without one has no dead code.
 #[cfg(test)]
 pub(crate) mod test_support;
 
