@@ -27,7 +27,7 @@ use crate::api::{Condition, set_condition};
 use crate::context::retry_key;
 use crate::controller::children::{Children, MANAGED_BY, Outcome};
 use crate::controller::rollout::{Rollout, rollout};
-use crate::{Context, Error, Result};
+use crate::{Context, Error, Result, watches};
 
 /// Name of this controller in logs and metrics.
 const CONTROLLER: &str = "{{ r.name_stem }}";

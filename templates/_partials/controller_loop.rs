@@ -1,10 +1,10 @@
-
-/// Watches {{ r.kind }}s{% if r.deploy_image %} and the Deployments and Services they own{% endif %} until shutdown.
-pub async fn run(ctx: Arc<Context>) {
-    let client = ctx.client.clone();
+/// Sets up the watches of {{ r.kind }}s{% if r.deploy_image %} and of the Deployments and Services they own{% endif %}, and returns the
+/// controller, which runs until shutdown. The watches are registered here, before the
+/// manager waits for them to list (see `watches`), so nothing here may wait.
+pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
 {%- if r.deploy_image %}
-    let (deployments, deployment_changes) = Children::watch(client.clone(), FIELD_MANAGER);
-    let (services, service_changes) = Children::watch(client.clone(), FIELD_MANAGER);
+    let (deployments, deployment_changes) = Children::watch(&ctx, FIELD_MANAGER);
+    let (services, service_changes) = Children::watch(&ctx, FIELD_MANAGER);
 {%- endif %}
     // The controller's cache of {{ r.kind }}s, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.
@@ -13,8 +13,10 @@ pub async fn run(ctx: Arc<Context>) {
     // reconcile: our own status writes would otherwise each cause one more.
     let changed = predicates::generation.combine(predicates::finalizers);
     let forget = ctx.clone();
-    let objects = watcher(Api::<{{ r.type_name }}>::all(client), watcher::Config::default().any_semantic())
-        .default_backoff()
+    let api = Api::<{{ r.type_name }}>::all(ctx.client.clone());
+    let objects = ctx
+        .watches
+        .watch(api, watcher::Config::default().any_semantic())
         // An object that is gone needs no more retries.
         .map_ok(move |event| {
             if let watcher::Event::Delete(obj) = &event {
@@ -34,20 +36,26 @@ pub async fn run(ctx: Arc<Context>) {
 {%- else %}
     let state = Arc::new(State { ctx });
 {%- endif %}
-    Controller::for_stream(objects, reader)
+    let controller = Controller::for_stream(objects, reader)
 {%- if r.deploy_image %}
         .owns_stream(deployment_changes)
         .owns_stream(service_changes)
 {%- endif %}
         .with_config(config)
-        .shutdown_on_signal()
-        .run(reconcile, error_policy, state)
-        .for_each(|result| async move {
-            if let Err(err) = result {
-                warn!(controller = CONTROLLER, "{err}");
-            }
-        })
-        .await;
+        // Every watch above already waits out its own failures; kube's default here would
+        // add up to 30 s more after an API server outage.
+        .trigger_backoff(watches::backoff())
+        .shutdown_on_signal();
+    async move {
+        controller
+            .run(reconcile, error_policy, state)
+            .for_each(|result| async move {
+                if let Err(err) = result {
+                    warn!(controller = CONTROLLER, "{err}");
+                }
+            })
+            .await;
+    }
 }
 
 /// Reconciles one {{ r.kind }}, timed and counted in the metrics.

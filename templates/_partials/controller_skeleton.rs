@@ -15,7 +15,7 @@ use tracing::{info, warn};
 use crate::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Status};
 use crate::api::{Condition, set_condition};
 use crate::context::retry_key;
-use crate::{Context, Error, Result};
+use crate::{Context, Error, Result, watches};
 
 /// Name of this controller in logs and metrics.
 const CONTROLLER: &str = "{{ r.name_stem }}";
@@ -27,7 +27,7 @@ pub const FINALIZER: &str = "{{ r.finalizer }}";
 
 /// What each reconcile gets: the manager's context, and the caches of the children this
 /// controller creates once it creates some. For each kind of child, add a
-/// `children::Children<K>` here, made in `run` with `Children::watch` and passed to
+/// `children::Children<K>` here, made in `run` with `Children::watch(&ctx, ...)` and passed to
 /// `Controller::owns_stream`; `Children::ensure` then creates a child when missing and
 /// corrects it only while this {{ r.kind }} controls it (the deploy-image controllers that
 /// `opsdk create api --deploy-image` writes show it all).

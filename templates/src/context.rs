@@ -16,6 +16,7 @@ use tracing::warn;
 use crate::Result;
 use crate::metrics::Metrics;
 use crate::retry::Retries;
+use crate::watches::Watches;
 
 pub struct Context {
     pub client: Client,
@@ -23,6 +24,8 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     pub retries: Retries,
     pub settings: Settings,
+    /// Every watch the controllers run, and whether each has listed its objects.
+    pub watches: Watches,
     /// Object key -> when its held-back status write is due (see `report`).
     status_due: Mutex<HashMap<String, Instant>>,
 }
@@ -67,6 +70,7 @@ impl Context {
             metrics,
             retries: Retries::default(),
             settings,
+            watches: Watches::default(),
             status_due: Mutex::default(),
         }
     }

@@ -29,7 +29,7 @@ spec:
   port: 80
 ";
 
-/// The article's project, built, its CRDs installed and established.
+/// The article's project, built (and, from `install_article_project`, its CRDs installed).
 pub struct Installed {
     pub dir: PathBuf,
     pub kubectl: Kubectl,
@@ -38,35 +38,82 @@ pub struct Installed {
 
 /// The user's steps against the control plane of `kubeconfig`: scaffold, build, `make install`.
 pub fn install_article_project(kubeconfig: &Path) -> Installed {
+    let project = build_article_project(kubeconfig);
+    project.install();
+    project
+}
+
+/// The article's project scaffolded and built, nothing installed yet.
+pub fn build_article_project(kubeconfig: &Path) -> Installed {
     let assets = kubebuilder_assets();
     let (tmp, dir) = project_dir();
     article_project(&dir);
     run(&dir, "cargo", &["build"]);
-    checked(
-        Command::new("make")
-            .arg("install")
-            .current_dir(&dir)
-            .env("KUBECONFIG", kubeconfig)
-            .env("PATH", path_with(&assets))
-            .env("CARGO_TARGET_DIR", target_dir()),
-    );
     let kubectl = Kubectl {
         bin: assets.join("kubectl"),
         kubeconfig: kubeconfig.to_path_buf(),
         dir: dir.clone(),
     };
-    kubectl.ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/applications.minetto.dev",
-        "--timeout=30s",
-    ]);
     Installed {
         dir,
         kubectl,
         _tmp: tmp,
     }
 }
+
+impl Installed {
+    /// `make install`, then waits for the CRD to be established.
+    pub fn install(&self) {
+        checked(
+            Command::new("make")
+                .arg("install")
+                .current_dir(&self.dir)
+                .env("KUBECONFIG", &self.kubectl.kubeconfig)
+                .env("PATH", path_with(&kubebuilder_assets()))
+                .env("CARGO_TARGET_DIR", target_dir()),
+        );
+        self.kubectl.ok(&[
+            "wait",
+            "--for=condition=Established",
+            "crd/applications.minetto.dev",
+            "--timeout=30s",
+        ]);
+    }
+
+    /// `make deploy`'s RBAC (with the rest of config/deploy: its Pods never run here), and a
+    /// kubeconfig of the manager's ServiceAccount, so that a verb missing from the roles fails.
+    pub fn deploy_rbac(&self) -> PathBuf {
+        run(
+            &self.dir,
+            "make",
+            &[
+                "deploy-overlay",
+                "IMG=registry.example/k8s-operator-talk:v0.1.0",
+            ],
+        );
+        self.kubectl.ok(&["create", "namespace", NAMESPACE]);
+        self.kubectl
+            .ok(&["apply", "--server-side", "-k", "config/deploy"]);
+        self.account_kubeconfig(NAMESPACE, "k8s-operator-talk-controller-manager")
+    }
+
+    /// A kubeconfig authenticated as the ServiceAccount `namespace/name`, with a token from
+    /// the TokenRequest API, as a Pod of that account gets.
+    pub fn account_kubeconfig(&self, namespace: &str, name: &str) -> PathBuf {
+        let token = self
+            .kubectl
+            .ok(&["-n", namespace, "create", "token", name, "--duration=1h"]);
+        let admin = std::fs::read(&self.kubectl.kubeconfig).unwrap();
+        let mut kubeconfig: serde_json::Value = serde_json::from_slice(&admin).unwrap();
+        kubeconfig["users"][0]["user"] = serde_json::json!({ "token": token.trim() });
+        let path = self.dir.join(format!("{name}.kubeconfig"));
+        std::fs::write(&path, serde_json::to_vec(&kubeconfig).unwrap()).unwrap();
+        path
+    }
+}
+
+/// Where `make deploy` puts the manager.
+pub const NAMESPACE: &str = "k8s-operator-talk-system";
 
 /// The manager just built, running with `--leader-elect` as `make run` (and the Deployment)
 /// runs it, metrics and probes on free loopback ports, its log in `dir`/`name`.log.
@@ -78,13 +125,24 @@ pub struct Manager {
 
 impl Manager {
     pub fn start(dir: &Path, kubeconfig: &Path, name: &str, env: &[(&str, &str)]) -> Manager {
+        Self::start_with(dir, kubeconfig, name, env, &["--leader-elect"])
+    }
+
+    /// The manager with `args` instead of `--leader-elect`.
+    pub fn start_with(
+        dir: &Path,
+        kubeconfig: &Path,
+        name: &str,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> Manager {
         let (metrics, probes) = (free_port(), free_port());
         let mut cmd = Command::new(target_dir().join("debug/k8s-operator-talk"));
         cmd.args([
             format!("--metrics-bind-address=127.0.0.1:{metrics}"),
             format!("--health-probe-bind-address=127.0.0.1:{probes}"),
-            "--leader-elect".into(),
         ])
+        .args(args)
         .env("KUBECONFIG", kubeconfig)
         .env_remove("POD_NAME")
         .env_remove("POD_NAMESPACE")
@@ -96,4 +154,19 @@ impl Manager {
             probes,
         }
     }
+}
+
+/// Waits for the Deployment of the Application `name` in application-sample.
+pub fn deployment_of(kubectl: &Kubectl, name: &str) {
+    let deployment = format!("{name}-deployment");
+    let args = [
+        "-n",
+        "application-sample",
+        "get",
+        "deployment",
+        &deployment,
+        "-o",
+        "name",
+    ];
+    kubectl.eventually(&deployment, &args, |out| !out.trim().is_empty());
 }

@@ -3,16 +3,14 @@
 //! the first holds the Lease under its Pod name, the second stands by, and a SIGTERM to the
 //! first hands over within 5 s. Run by hack/test.sh, which builds the control plane.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::article::{APPLICATION_YAML, Manager, install_article_project};
+use crate::article::{
+    APPLICATION_YAML, Manager, NAMESPACE, deployment_of, install_article_project,
+};
 use crate::envtest;
-use crate::generated::run;
 use crate::host::wait_for_ok;
-use crate::kubectl::Kubectl;
 
-const NAMESPACE: &str = "k8s-operator-talk-system";
 const HANDOVER: Duration = Duration::from_secs(5);
 /// A manager with no reconcile to finish stops in about 0.1 s.
 const STOP: Duration = Duration::from_secs(2);
@@ -26,7 +24,7 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
         .expect("KUBEBUILDER_ASSETS is set");
     let installed = install_article_project(cp.kubeconfig());
     let (dir, kubectl) = (&installed.dir, &installed.kubectl);
-    let account = deploy_rbac(dir, kubectl, cp.kubeconfig());
+    let account = installed.deploy_rbac();
     let start = |pod: &str| {
         let env = [("POD_NAME", pod), ("POD_NAMESPACE", NAMESPACE)];
         Manager::start(dir, &account, pod, &env)
@@ -93,42 +91,4 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
     let exited = sigterm.elapsed();
     assert!(exited < STOP, "the new leader took {exited:?} to stop");
     assert_eq!(kubectl.ok(&holder), "");
-}
-
-/// Waits for the Deployment of the Application `name` in application-sample.
-fn deployment_of(kubectl: &Kubectl, name: &str) {
-    let deployment = format!("{name}-deployment");
-    let args = [
-        "-n",
-        "application-sample",
-        "get",
-        "deployment",
-        &deployment,
-        "-o",
-        "name",
-    ];
-    kubectl.eventually(&deployment, &args, |out| !out.trim().is_empty());
-}
-
-/// `make deploy`'s RBAC (with the rest of config/deploy: its Pods never run here), and a
-/// kubeconfig of the manager's ServiceAccount, so that a verb missing from the roles fails.
-fn deploy_rbac(dir: &Path, kubectl: &Kubectl, admin: &Path) -> std::path::PathBuf {
-    run(
-        dir,
-        "make",
-        &[
-            "deploy-overlay",
-            "IMG=registry.example/k8s-operator-talk:v0.1.0",
-        ],
-    );
-    kubectl.ok(&["create", "namespace", NAMESPACE]);
-    kubectl.ok(&["apply", "--server-side", "-k", "config/deploy"]);
-    let account = "k8s-operator-talk-controller-manager";
-    let token = kubectl.ok(&["-n", NAMESPACE, "create", "token", account, "--duration=1h"]);
-    let mut kubeconfig: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(admin).unwrap()).unwrap();
-    kubeconfig["users"][0]["user"] = serde_json::json!({ "token": token.trim() });
-    let path = dir.join("manager.kubeconfig");
-    std::fs::write(&path, serde_json::to_vec(&kubeconfig).unwrap()).unwrap();
-    path
 }

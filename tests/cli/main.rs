@@ -13,6 +13,7 @@ mod init;
 mod kubectl;
 mod leader;
 mod many_kinds;
+mod resilience;
 mod support;
 
 // The very harness generated projects get, so the slow tests exercise what users run.

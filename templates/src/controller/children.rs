@@ -18,12 +18,12 @@ use futures::{Stream, TryStreamExt};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{Error, Result};
+use crate::{Context, Error, Result};
 
 /// Label on every child this manager creates, so that its watches cache only those.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", crate::MANAGER);
@@ -105,7 +105,7 @@ where
     /// watch cache), caches them without managedFields, and returns the children with the
     /// stream of their changes, for `Controller::owns_stream`.
     pub fn watch(
-        client: Client,
+        ctx: &Context,
         field_manager: &'static str,
     ) -> (
         Self,
@@ -116,8 +116,9 @@ where
         let (applied, created) = (children.applied.clone(), children.created.clone());
         let selector = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
         let config = watcher::Config::default().labels(&selector).any_semantic();
-        let changes = watcher(Api::<K>::all(client), config)
-            .default_backoff()
+        let changes = ctx
+            .watches
+            .watch(Api::<K>::all(ctx.client.clone()), config)
             .map_ok(move |event| {
                 match &event {
                     watcher::Event::Apply(child) | watcher::Event::InitApply(child) => {

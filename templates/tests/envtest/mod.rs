@@ -36,6 +36,8 @@ pub struct ControlPlane {
     // Fields drop in declaration order: controller-manager, apiserver, etcd, the temp dir.
     controller_manager: Option<Process>,
     apiserver: Process,
+    /// How kube-apiserver was started, to start it again (`restart_apiserver`).
+    apiserver_args: Vec<String>,
     etcd: Process,
     client: kube::Client,
     kubeconfig: PathBuf,
@@ -60,9 +62,10 @@ impl ControlPlane {
         };
         let dir = tempfile::Builder::new().prefix("envtest-").tempdir()?;
         match boot(&assets, dir.path()).await {
-            Ok((etcd, apiserver, client)) => Ok(Some(Self {
+            Ok((etcd, (apiserver, apiserver_args), client)) => Ok(Some(Self {
                 controller_manager: None,
                 apiserver,
+                apiserver_args,
                 etcd,
                 client,
                 kubeconfig: dir.path().join("kubeconfig"),
@@ -139,6 +142,26 @@ impl ControlPlane {
     }
 }
 
+impl ControlPlane {
+    /// Kills kube-apiserver (SIGKILL, as a crash would), waits `outage`, starts it again on
+    /// the same port and waits until it is ready: for tests of what survives a restart.
+    pub async fn restart_apiserver(&mut self, outage: Duration) -> Result<(), Error> {
+        let assets = std::env::var_os("KUBEBUILDER_ASSETS")
+            .map(PathBuf::from)
+            .ok_or("KUBEBUILDER_ASSETS is not set")?;
+        let _ = self.apiserver.child.kill();
+        let _ = self.apiserver.child.wait();
+        tokio::time::sleep(outage).await;
+        self.apiserver = Process::spawn(
+            "kube-apiserver",
+            &assets.join("kube-apiserver"),
+            &self.apiserver_args,
+            self.dir.path(),
+        )?;
+        wait_ready(&mut self.etcd, &mut self.apiserver, &self.client).await
+    }
+}
+
 impl Drop for ControlPlane {
     fn drop(&mut self) {
         if std::thread::panicking() && keep_requested() {
@@ -149,7 +172,10 @@ impl Drop for ControlPlane {
     }
 }
 
-async fn boot(assets: &Path, dir: &Path) -> Result<(Process, Process, kube::Client), Error> {
+async fn boot(
+    assets: &Path,
+    dir: &Path,
+) -> Result<(Process, (Process, Vec<String>), kube::Client), Error> {
     let pki = certs::generate()?;
     for (name, pem) in [
         ("ca.crt", &pki.ca_cert),
@@ -182,31 +208,32 @@ async fn boot(assets: &Path, dir: &Path) -> Result<(Process, Process, kube::Clie
         ],
         dir,
     )?;
+    let apiserver_args = vec![
+        format!("--etcd-servers={etcd_url}"),
+        format!("--secure-port={api_port}"),
+        "--bind-address=127.0.0.1".into(),
+        // A loopback advertise address is rejected by the endpoint reconciler
+        // unless it is off; leaving the address unset would pick a host interface.
+        "--advertise-address=127.0.0.1".into(),
+        "--endpoint-reconciler-type=none".into(),
+        format!("--tls-cert-file={}", path("apiserver.crt")),
+        format!("--tls-private-key-file={}", path("apiserver.key")),
+        format!("--client-ca-file={}", path("ca.crt")),
+        format!("--cert-dir={}", path("cert-dir")),
+        // Room for thousands of Services (a /24 runs out at 254 ClusterIPs).
+        "--service-cluster-ip-range=10.0.0.0/16".into(),
+        "--service-account-issuer=https://localhost".into(),
+        format!("--service-account-key-file={}", path("sa.pub")),
+        format!("--service-account-signing-key-file={}", path("sa.key")),
+        "--authorization-mode=RBAC".into(),
+        // No kube-controller-manager creates the `default` ServiceAccount.
+        "--disable-admission-plugins=ServiceAccount".into(),
+        "--allow-privileged=true".into(),
+    ];
     let mut apiserver = Process::spawn(
         "kube-apiserver",
         &assets.join("kube-apiserver"),
-        &[
-            format!("--etcd-servers={etcd_url}"),
-            format!("--secure-port={api_port}"),
-            "--bind-address=127.0.0.1".into(),
-            // A loopback advertise address is rejected by the endpoint reconciler
-            // unless it is off; leaving the address unset would pick a host interface.
-            "--advertise-address=127.0.0.1".into(),
-            "--endpoint-reconciler-type=none".into(),
-            format!("--tls-cert-file={}", path("apiserver.crt")),
-            format!("--tls-private-key-file={}", path("apiserver.key")),
-            format!("--client-ca-file={}", path("ca.crt")),
-            format!("--cert-dir={}", path("cert-dir")),
-            // Room for thousands of Services (a /24 runs out at 254 ClusterIPs).
-            "--service-cluster-ip-range=10.0.0.0/16".into(),
-            "--service-account-issuer=https://localhost".into(),
-            format!("--service-account-key-file={}", path("sa.pub")),
-            format!("--service-account-signing-key-file={}", path("sa.key")),
-            "--authorization-mode=RBAC".into(),
-            // No kube-controller-manager creates the `default` ServiceAccount.
-            "--disable-admission-plugins=ServiceAccount".into(),
-            "--allow-privileged=true".into(),
-        ],
+        &apiserver_args,
         dir,
     )?;
 
@@ -234,12 +261,22 @@ async fn boot(assets: &Path, dir: &Path) -> Result<(Process, Process, kube::Clie
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
     let client = kube::Client::try_from(config)?;
 
+    wait_ready(&mut etcd, &mut apiserver, &client).await?;
+    Ok((etcd, (apiserver, apiserver_args), client))
+}
+
+/// Waits until kube-apiserver is ready, failing early if it or etcd exits.
+async fn wait_ready(
+    etcd: &mut Process,
+    apiserver: &mut Process,
+    client: &kube::Client,
+) -> Result<(), Error> {
     let deadline = Instant::now() + STARTUP_TIMEOUT;
     loop {
         etcd.ensure_running()?;
         apiserver.ensure_running()?;
-        let last_err = match ready(&client).await {
-            Ok(()) => return Ok((etcd, apiserver, client)),
+        let last_err = match ready(client).await {
+            Ok(()) => return Ok(()),
             Err(err) => err,
         };
         if Instant::now() > deadline {
@@ -287,7 +324,8 @@ struct Process {
 impl Process {
     fn spawn(name: &'static str, bin: &Path, args: &[String], dir: &Path) -> Result<Self, Error> {
         let log = dir.join(format!("{name}.log"));
-        let out = File::create(&log)?;
+        // Appended to: a restarted process keeps its earlier log.
+        let out = File::options().create(true).append(true).open(&log)?;
         let child = Command::new(bin)
             .args(args)
             .stdin(Stdio::null())

@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod retry;
 pub mod server;
 pub mod telemetry;
+pub mod watches;
 
 pub use context::Context;
 pub use error::{Error, Result};

@@ -15,6 +15,7 @@ use k8s_operator_talk::leader::{self, Leadership, Timings};
 use k8s_operator_talk::metrics::Metrics;
 use k8s_operator_talk::server::{self, Ready};
 use k8s_operator_talk::telemetry::{self, LogFormat};
+use k8s_operator_talk::watches::Watches;
 use k8s_operator_talk::{Context, controller};
 
 /// How long the controllers may take to finish their reconciles after SIGTERM.
@@ -41,6 +42,10 @@ struct Args {
     /// How often a quiet object is checked again against the caches, e.g. 300s, 5m, 1h
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     sync_period: Duration,
+    /// How long the watches may take to list their objects before the manager gives up and
+    /// exits (a CRD not installed, a verb missing from the role), e.g. 30s, 2m
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    cache_sync_timeout: Duration,
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
 }
@@ -95,10 +100,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     );
     let servers = tokio::spawn(async move { tokio::try_join!(metrics_server, health_server) });
 
-    // Standby replicas are ready too: they only wait for the Lease.
-    ready.set();
     let mut leadership = None;
     if args.leader_elect {
+        // A standby is ready: it only waits for the Lease, and a rolling update of the
+        // manager's Deployment must not wait for it to lead.
+        ready.set();
         let identity = leader::identity();
         info!(namespace = %args.leader_election_namespace, %identity, "waiting for leadership");
         tokio::select! {
@@ -115,19 +121,31 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     let ctx = Arc::new(Context::with_settings(client, metrics, settings));
     info!("starting controllers");
-    let controllers = stop_within(STOP_TIMEOUT, controller::run(ctx));
-    match leadership {
-        Some(mut leadership) => {
-            tokio::select! {
-                () = controllers => {}
-                // As controller-runtime does: never reconcile without the Lease.
-                lost = leadership.lost() => return Err(lost.into()),
-            }
-            // Released now, a standby leads within its retry period (2 s) instead of waiting
-            // for the Lease to expire (15 s).
-            leadership.release().await;
+    let controllers = stop_within(STOP_TIMEOUT, &ctx.watches, controller::run(ctx.clone()));
+    // Ready once every watch has listed its objects; exits when one cannot within the
+    // timeout, so that a missing CRD or RBAC rule shows as a crash loop, not an idle Pod.
+    let started = async {
+        ctx.watches.wait(args.cache_sync_timeout).await?;
+        info!("caches synced");
+        ready.set();
+        std::future::pending::<Result<(), Box<dyn std::error::Error>>>().await
+    };
+    let lost = async {
+        match leadership.as_mut() {
+            Some(leadership) => leadership.lost().await,
+            None => std::future::pending().await,
         }
-        None => controllers.await,
+    };
+    tokio::select! {
+        () = controllers => {}
+        // As controller-runtime does: never reconcile without the Lease.
+        lost = lost => return Err(lost.into()),
+        Err(not_started) = started => return Err(not_started),
+    }
+    // Released now, a standby leads within its retry period (2 s) instead of waiting for the
+    // Lease to expire (15 s).
+    if let Some(leadership) = leadership {
+        leadership.release().await;
     }
     servers.await??;
     Ok(())
@@ -135,15 +153,22 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
 /// Runs `controllers` until they stop after SIGTERM, having finished their reconciles, or
 /// until `limit` after SIGTERM: then the Lease is still released and the process exits within
-/// the Pod's termination grace period (10 s), however long a reconcile would take.
-async fn stop_within(limit: Duration, controllers: impl Future<Output = ()>) {
+/// the Pod's termination grace period (10 s), however long a reconcile would take. Before
+/// every watch has listed, nothing is worth waiting for (and kube's controller would not
+/// stop): it stops at once.
+async fn stop_within(limit: Duration, watches: &Watches, controllers: impl Future<Output = ()>) {
     let overdue = async {
         shutdown_signal().await;
-        tokio::time::sleep(limit).await;
+        if watches.listed() {
+            tokio::time::sleep(limit).await;
+            warn!("reconciles still running {limit:?} after the signal; stopping without them");
+        } else {
+            info!("stopping before the watches have listed");
+        }
     };
     tokio::select! {
         () = controllers => info!("controllers stopped"),
-        () = overdue => warn!("reconciles still running {limit:?} after the signal; stopping without them"),
+        () = overdue => {}
     }
 }
 

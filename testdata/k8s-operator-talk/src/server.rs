@@ -14,7 +14,8 @@ use tokio::net::TcpListener;
 
 use crate::metrics::Metrics;
 
-/// Readiness: set once the controllers run (and, with leader election, once leading or waiting).
+/// Readiness: set once every watch has listed its objects, or, with leader election, while
+/// standing by for the Lease.
 #[derive(Clone, Default)]
 pub struct Ready(Arc<AtomicBool>);
 

@@ -26,7 +26,7 @@ use crate::api::{Condition, set_condition};
 use crate::context::retry_key;
 use crate::controller::children::{Children, MANAGED_BY, Outcome};
 use crate::controller::rollout::{Rollout, rollout};
-use crate::{Context, Error, Result};
+use crate::{Context, Error, Result, watches};
 
 /// Name of this controller in logs and metrics.
 const CONTROLLER: &str = "application";
@@ -42,12 +42,12 @@ pub struct State {
     pub deployments: Children<appsv1::Deployment>,
     pub services: Children<corev1::Service>,
 }
-
-/// Watches Applications and the Deployments and Services they own until shutdown.
-pub async fn run(ctx: Arc<Context>) {
-    let client = ctx.client.clone();
-    let (deployments, deployment_changes) = Children::watch(client.clone(), FIELD_MANAGER);
-    let (services, service_changes) = Children::watch(client.clone(), FIELD_MANAGER);
+/// Sets up the watches of Applications and of the Deployments and Services they own, and returns the
+/// controller, which runs until shutdown. The watches are registered here, before the
+/// manager waits for them to list (see `watches`), so nothing here may wait.
+pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
+    let (deployments, deployment_changes) = Children::watch(&ctx, FIELD_MANAGER);
+    let (services, service_changes) = Children::watch(&ctx, FIELD_MANAGER);
     // The controller's cache of Applications, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.
     let (reader, writer) = reflector::store();
@@ -55,22 +55,21 @@ pub async fn run(ctx: Arc<Context>) {
     // reconcile: our own status writes would otherwise each cause one more.
     let changed = predicates::generation.combine(predicates::finalizers);
     let forget = ctx.clone();
-    let objects = watcher(
-        Api::<Application>::all(client),
-        watcher::Config::default().any_semantic(),
-    )
-    .default_backoff()
-    // An object that is gone needs no more retries.
-    .map_ok(move |event| {
-        if let watcher::Event::Delete(obj) = &event {
-            forget.forget(&retry_key(obj));
-        }
-        event
-    })
-    .modify(|obj| obj.managed_fields_mut().clear())
-    .reflect(writer)
-    .touched_objects()
-    .predicate_filter(changed, PredicateConfig::default());
+    let api = Api::<Application>::all(ctx.client.clone());
+    let objects = ctx
+        .watches
+        .watch(api, watcher::Config::default().any_semantic())
+        // An object that is gone needs no more retries.
+        .map_ok(move |event| {
+            if let watcher::Event::Delete(obj) = &event {
+                forget.forget(&retry_key(obj));
+            }
+            event
+        })
+        .modify(|obj| obj.managed_fields_mut().clear())
+        .reflect(writer)
+        .touched_objects()
+        .predicate_filter(changed, PredicateConfig::default());
     let concurrency = ctx.settings.max_concurrent_reconciles;
     ctx.metrics.controller_started(CONTROLLER, concurrency);
     let config = controller::Config::default().concurrency(concurrency);
@@ -79,18 +78,24 @@ pub async fn run(ctx: Arc<Context>) {
         deployments,
         services,
     });
-    Controller::for_stream(objects, reader)
+    let controller = Controller::for_stream(objects, reader)
         .owns_stream(deployment_changes)
         .owns_stream(service_changes)
         .with_config(config)
-        .shutdown_on_signal()
-        .run(reconcile, error_policy, state)
-        .for_each(|result| async move {
-            if let Err(err) = result {
-                warn!(controller = CONTROLLER, "{err}");
-            }
-        })
-        .await;
+        // Every watch above already waits out its own failures; kube's default here would
+        // add up to 30 s more after an API server outage.
+        .trigger_backoff(watches::backoff())
+        .shutdown_on_signal();
+    async move {
+        controller
+            .run(reconcile, error_policy, state)
+            .for_each(|result| async move {
+                if let Err(err) = result {
+                    warn!(controller = CONTROLLER, "{err}");
+                }
+            })
+            .await;
+    }
 }
 
 /// Reconciles one Application, timed and counted in the metrics.

@@ -13,7 +13,8 @@ pub mod application;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-/// Runs every controller until the process receives SIGTERM or Ctrl-C.
-pub async fn run(ctx: Arc<Context>) {
-    application::run(ctx).await;
+/// Every controller, to run until the process receives SIGTERM or Ctrl-C. Their watches are
+/// registered in `ctx.watches` when this returns.
+pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
+    application::run(ctx)
 }
