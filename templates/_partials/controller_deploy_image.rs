@@ -27,6 +27,7 @@ use crate::api::{Condition, set_condition};
 use crate::context::retry_key;
 use crate::controller::children::{Children, MANAGED_BY, Outcome};
 use crate::controller::rollout::{Rollout, rollout};
+use crate::rbac::Rule;
 use crate::{Context, Error, Result, watches};
 
 /// Name of this controller in logs and metrics.
@@ -36,6 +37,20 @@ const CONTROLLER: &str = "{{ r.name_stem }}";
 const FIELD_MANAGER: &str = "{{ project.name }}-{{ r.name_stem }}";
 /// Holds each {{ r.kind }} until its children are cleaned up.
 pub const FINALIZER: &str = "{{ r.finalizer }}";
+/// All this controller may do: `make manifests` writes these rules into
+/// config/rbac/role.yaml, and the envtest suite runs the controller with exactly these.
+/// A new permission goes here.
+pub const RBAC: &[Rule] = &[
+    // Watched; the finalizer is added and removed with a patch.
+    Rule { api_groups: &["{{ r.api_group }}"], resources: &["{{ r.plural }}"], verbs: &["list", "watch", "patch"] },
+    Rule { api_groups: &["{{ r.api_group }}"], resources: &["{{ r.plural }}/status"], verbs: &["patch"] },
+    // An ownerReference that blocks the owner's deletion needs `update` on its finalizers.
+    Rule { api_groups: &["{{ r.api_group }}"], resources: &["{{ r.plural }}/finalizers"], verbs: &["update"] },
+    // Children: read from the watch caches (`get` only when a name is already taken),
+    // created, corrected and deleted.
+    Rule { api_groups: &["apps"], resources: &["deployments"], verbs: &["get", "list", "watch", "create", "patch", "delete"] },
+    Rule { api_groups: &[""], resources: &["services"], verbs: &["get", "list", "watch", "create", "patch", "delete"] },
+];
 
 /// What each reconcile gets: the manager's context and the caches of the children.
 pub struct State {

@@ -15,6 +15,7 @@ use tracing::{info, warn};
 use crate::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Status};
 use crate::api::{Condition, set_condition};
 use crate::context::retry_key;
+use crate::rbac::Rule;
 use crate::{Context, Error, Result, watches};
 
 /// Name of this controller in logs and metrics.
@@ -24,6 +25,16 @@ const CONTROLLER: &str = "{{ r.name_stem }}";
 const FIELD_MANAGER: &str = "{{ project.name }}-{{ r.name_stem }}";
 /// Holds each {{ r.kind }} until `cleanup` has run.
 pub const FINALIZER: &str = "{{ r.finalizer }}";
+/// All this controller may do: `make manifests` writes these rules into
+/// config/rbac/role.yaml, and the envtest suite runs the controller with exactly these.
+/// A new permission goes here (for children: list, watch, create, patch, delete).
+pub const RBAC: &[Rule] = &[
+    // Watched; the finalizer is added and removed with a patch.
+    Rule { api_groups: &["{{ r.api_group }}"], resources: &["{{ r.plural }}"], verbs: &["list", "watch", "patch"] },
+    Rule { api_groups: &["{{ r.api_group }}"], resources: &["{{ r.plural }}/status"], verbs: &["patch"] },
+    // An ownerReference that blocks the owner's deletion needs `update` on its finalizers.
+    Rule { api_groups: &["{{ r.api_group }}"], resources: &["{{ r.plural }}/finalizers"], verbs: &["update"] },
+];
 
 /// What each reconcile gets: the manager's context, and the caches of the children this
 /// controller creates once it creates some. For each kind of child, add a

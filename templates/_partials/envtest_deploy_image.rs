@@ -3,7 +3,7 @@
 //! Skipped unless KUBEBUILDER_ASSETS names a folder holding `etcd` and `kube-apiserver`.
 //! There is no kube-controller-manager here: no Pods, no garbage collection, and nobody but
 //! the tests writes a Deployment's status. The controller runs as the manager's
-//! ServiceAccount under `config/rbac/role.yaml`.
+//! ServiceAccount granted the controllers' `RBAC` rules (config/rbac/role.yaml).
 
 mod envtest;
 
@@ -24,7 +24,7 @@ use envtest::{ControlPlane, eventually};
 
 /// A control plane with the CRDs installed and the controller running, or `None` when skipped.
 async fn start() -> Option<(ControlPlane, Client)> {
-    let role = serde_saphyr::from_str(include_str!("../config/rbac/role.yaml")).expect("parsing config/rbac/role.yaml");
+    let role = {{ project.crate_name }}::controller::role();
     // No Deployment controller runs here: do not hold status changes back for it for long.
     let settings = Settings { status_pace: std::time::Duration::from_secs(1), ..Settings::default() };
     let run = |client| controller::run(Arc::new(Context::with_settings(client, Arc::default(), settings)));

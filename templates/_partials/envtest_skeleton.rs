@@ -16,7 +16,7 @@ use {{ project.crate_name }}::{Context, api};
 use envtest::{ControlPlane, eventually};
 
 async fn start() -> Option<(ControlPlane, Client)> {
-    let role = serde_saphyr::from_str(include_str!("../config/rbac/role.yaml")).expect("parsing config/rbac/role.yaml");
+    let role = {{ project.crate_name }}::controller::role();
     let run = |client| controller::run(Arc::new(Context::new(client, Arc::default())));
     ControlPlane::with_controller(api::crds().expect("merging CRD versions"), &role, run).await
 }

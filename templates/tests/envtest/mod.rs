@@ -81,7 +81,7 @@ impl ControlPlane {
     }
 
     /// Starts a control plane, installs `crds` and spawns `controller` with a client of the
-    /// manager's ServiceAccount bound to `role` (the project's `config/rbac/role.yaml`), never
+    /// manager's ServiceAccount bound to `role` (the project's `controller::role()`, as in config/rbac/role.yaml), never
     /// as an administrator: what every controller suite needs first. Returns the admin client
     /// for the test's own requests; `None` when skipped (see `start`).
     pub async fn with_controller<F, Fut>(

@@ -9,6 +9,7 @@ pub mod controller;
 pub mod error;
 pub mod leader;
 pub mod metrics;
+pub mod rbac;
 pub mod retry;
 pub mod server;
 pub mod telemetry;

@@ -1,13 +1,18 @@
-//! Prints every CustomResourceDefinition of k8s-operator-talk as YAML, or, given a
-//! directory, writes one `<group>_<plural>.yaml` file per CRD there (`make manifests`).
+//! Writes the manifests made from code (`make manifests`): given a directory, one
+//! `<group>_<plural>.yaml` file per CustomResourceDefinition there, and given a second path,
+//! the manager's ClusterRole from the controllers' `RBAC` rules there. With no argument it
+//! prints every CRD as YAML.
 
 use std::path::PathBuf;
 
 use kube::ResourceExt;
 
+use k8s_operator_talk::{controller, rbac};
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let crds = k8s_operator_talk::api::crds()?;
-    match std::env::args_os().nth(1).map(PathBuf::from) {
+    let mut args = std::env::args_os().skip(1).map(PathBuf::from);
+    match args.next() {
         Some(dir) => {
             std::fs::create_dir_all(&dir)?;
             for crd in &crds {
@@ -21,6 +26,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 print!("---\n{}", serde_saphyr::to_string(crd)?);
             }
         }
+    }
+    if let Some(role) = args.next() {
+        std::fs::write(&role, rbac::role_yaml(&controller::role())?)?;
+        eprintln!("wrote {} ({})", role.display(), rbac::ROLE_NAME);
     }
     Ok(())
 }

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::Context;
+use k8s_openapi::api::rbac::v1::ClusterRole;
+
+use crate::{Context, rbac};
 
 pub mod children;
 pub mod rollout;
@@ -17,4 +19,24 @@ pub(crate) mod test_support;
 /// registered in `ctx.watches` when this returns.
 pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     application::run(ctx)
+}
+
+/// The manager's ClusterRole: the manager's own rules and every controller's `RBAC`.
+/// `make manifests` writes it to config/rbac/role.yaml.
+pub fn role() -> ClusterRole {
+    rbac::cluster_role(&[rbac::MANAGER, application::RBAC])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn config_rbac_role_yaml_is_written_from_the_code() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/config/rbac/role.yaml");
+        let written = std::fs::read_to_string(path).unwrap_or_default();
+        let wanted = crate::rbac::role_yaml(&super::role()).expect("serializing the role");
+        assert!(
+            written == wanted,
+            "config/rbac/role.yaml differs from the RBAC consts in src/controller: run `make manifests`"
+        );
+    }
 }
