@@ -170,12 +170,20 @@ fn check_storage_version(
     } else {
         format!("--group {} ", resource.group)
     };
+    let commands: Vec<String> = others
+        .iter()
+        .map(|v| {
+            format!(
+                "opsdk delete api {group}--version {v} --kind {}",
+                resource.kind
+            )
+        })
+        .collect();
     bail!(
-        "{} is the storage version of kind {}, which still has {}: objects are stored in it\nhelp: delete the other versions first (opsdk delete api {group}--version {} --kind {}), then this one",
+        "{} is the storage version of kind {}, which still has {}: objects are stored in it\nhelp: delete the other versions first ({}), then this one",
         resource.version,
         resource.kind,
         others.join(", "),
-        others[0],
-        resource.kind
+        commands.join("; ")
     )
 }
