@@ -76,6 +76,9 @@ fn a_deleted_kind_leaves_the_project_that_never_had_it() {
     }
     let (_tmp2, expected) = project_with(&[APPLICATION, GADGET, GIZMO]);
     assert_eq!(snapshot(&dir), snapshot(&expected));
+    for emptied in ["src/api/batch", "src/controller/batch"] {
+        assert!(!dir.join(emptied).exists(), "{emptied} is left behind");
+    }
 
     // The last deploy-image kind takes the rollout module with it; a kind without a
     // controller goes without one.
