@@ -23,6 +23,9 @@ pub enum Command {
     /// Scaffold a Kubernetes API (CRD types) and its controller
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Remove a Kubernetes API (CRD types) and its controller
+    #[command(subcommand)]
+    Delete(DeleteCommand),
     /// Print the opsdk version and the versions it pins in generated projects
     Version,
     /// Print a shell completion script
@@ -36,6 +39,12 @@ pub enum Command {
 pub enum CreateCommand {
     /// Add an API (CRD types) and its controller to the project
     Api(CreateApiArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeleteCommand {
+    /// Remove an API version (and, with its last version, the kind) from the project
+    Api(DeleteApiArgs),
 }
 
 #[derive(Debug, Args)]
@@ -92,6 +101,25 @@ pub struct CreateApiArgs {
     #[arg(long)]
     pub force: bool,
     /// Print the files that would be written, and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteApiArgs {
+    /// API group of the kind; without it the domain group
+    #[arg(long, default_value = "")]
+    pub group: String,
+    /// API version to remove, e.g. v1alpha1
+    #[arg(long)]
+    pub version: String,
+    /// Kind, in CamelCase, e.g. Application
+    #[arg(long)]
+    pub kind: String,
+    /// Also remove this kind's files that you changed since opsdk wrote them
+    #[arg(long)]
+    pub force: bool,
+    /// Print the files that would be removed or rewritten, and change nothing
     #[arg(long)]
     pub dry_run: bool,
 }

@@ -21,13 +21,14 @@ use std::io::Write as _;
 use anyhow::{Context as _, Result};
 use clap::CommandFactory;
 
-use cli::{Cli, Command, CreateCommand};
+use cli::{Cli, Command, CreateCommand, DeleteCommand};
 
 pub fn run(cli: Cli) -> Result<()> {
     let root = std::env::current_dir().context("reading the current directory")?;
     match cli.command {
         Command::Init(args) => commands::init::run(&root, &args),
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&root, &args),
+        Command::Delete(DeleteCommand::Api(args)) => commands::delete_api::run(&root, &args),
         Command::Version => {
             let v = &versions::VERSIONS;
             let mut out = std::io::stdout().lock();

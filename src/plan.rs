@@ -11,6 +11,23 @@ pub enum Policy {
     Create,
     /// opsdk's file: rewritten from PROJECT; refused if the file on disk lost its marker.
     Regenerate,
+    /// The user's file opsdk wrote for a resource being deleted: removed while it still holds
+    /// `contents` (what the template renders for it); a file the user changed is refused
+    /// (unless `--force`). Absent files are skipped.
+    Remove,
+    /// opsdk's file that no registry needs any more: removed; refused if it lost its marker.
+    RemoveGenerated,
+    /// A build output (`make manifests`) of a resource being deleted: removed as it is.
+    RemoveOutput,
+}
+
+impl Policy {
+    pub fn removes(self) -> bool {
+        matches!(
+            self,
+            Policy::Remove | Policy::RemoveGenerated | Policy::RemoveOutput
+        )
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -26,6 +43,8 @@ pub struct PlannedFile {
 #[derive(Debug, Default)]
 pub struct Plan {
     pub files: Vec<PlannedFile>,
+    /// Paths whose template rendered to nothing this time (no file for them in this project).
+    pub empty: Vec<PathBuf>,
 }
 
 impl Plan {
@@ -37,5 +56,17 @@ impl Plan {
 
     pub fn extend(&mut self, other: Plan) {
         other.files.into_iter().for_each(|f| self.add(f));
+        self.empty.extend(other.empty);
+    }
+
+    /// A removal of `path`; `contents` is what the file holds if nobody changed it.
+    pub fn remove(&mut self, path: PathBuf, contents: String, policy: Policy, verbatim: bool) {
+        debug_assert!(policy.removes());
+        self.add(PlannedFile {
+            path,
+            contents,
+            policy,
+            verbatim,
+        });
     }
 }

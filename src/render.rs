@@ -124,11 +124,12 @@ pub fn render(
         } else {
             template.text.to_string()
         };
-        if contents.trim().is_empty() {
-            continue;
-        }
         let path = Tera::one_off(template.name.trim_end_matches(".tera"), &ctx, false)
             .map_err(|e| tera_error(template.name, e))?;
+        if contents.trim().is_empty() {
+            plan.empty.push(PathBuf::from(path));
+            continue;
+        }
         plan.add(PlannedFile {
             path: PathBuf::from(path),
             contents,

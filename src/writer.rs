@@ -15,6 +15,7 @@ pub enum Action {
     Update,
     Overwrite,
     Unchanged,
+    Remove,
 }
 
 impl Action {
@@ -24,6 +25,7 @@ impl Action {
             Action::Update => "update",
             Action::Overwrite => "overwrite",
             Action::Unchanged => "unchanged",
+            Action::Remove => "remove",
         }
     }
 }
@@ -38,7 +40,8 @@ pub enum Force {
 }
 
 /// Decides what happens to each planned file; refuses the whole plan on any conflict.
-/// `Force::On` overwrites the user's files in the plan, never an opsdk file the user took over.
+/// `Force::On` overwrites (or removes) the user's files in the plan, never an opsdk file the
+/// user took over. A removal of a file that is not there is no action.
 pub fn check<'p>(
     root: &Path,
     plan: &'p Plan,
@@ -47,6 +50,7 @@ pub fn check<'p>(
     let mut actions = Vec::new();
     let mut conflicts = Vec::new();
     let mut taken_over = Vec::new();
+    let mut changed = Vec::new();
     for file in &plan.files {
         check_path(root, &file.path)?;
         let target = root.join(&file.path);
@@ -56,6 +60,24 @@ pub fn check<'p>(
             Err(e) => return Err(e).with_context(|| format!("reading {}", target.display())),
         };
         let action = match (existing, file.policy) {
+            (None, policy) if policy.removes() => continue,
+            (Some(_), Policy::RemoveOutput) => Action::Remove,
+            (Some(bytes), Policy::RemoveGenerated) if first_line_has_marker(&bytes) => {
+                Action::Remove
+            }
+            (Some(_), Policy::RemoveGenerated) => {
+                taken_over.push(file.path.display().to_string());
+                continue;
+            }
+            (Some(bytes), Policy::Remove)
+                if bytes == file.contents.as_bytes() || force == Force::On =>
+            {
+                Action::Remove
+            }
+            (Some(_), Policy::Remove) => {
+                changed.push(file.path.display().to_string());
+                continue;
+            }
             (None, _) => Action::Create,
             (Some(bytes), _) if bytes == file.contents.as_bytes() => Action::Unchanged,
             (Some(bytes), Policy::Regenerate) if first_line_has_marker(&bytes) => Action::Update,
@@ -72,9 +94,20 @@ pub fn check<'p>(
         actions.push((action, file));
     }
     if !taken_over.is_empty() {
+        let verb = if plan.files.iter().any(|f| f.policy.removes()) {
+            "change"
+        } else {
+            "overwrite"
+        };
         bail!(
-            "refusing to overwrite {}: the first line no longer says \"{GENERATED_MARKER}\", so the file is yours now\nhelp: restore that first line to let opsdk update the file, or move it away",
+            "refusing to {verb} {}: the first line no longer says \"{GENERATED_MARKER}\", so the file is yours now\nhelp: restore that first line to let opsdk update the file, or move it away",
             taken_over.join(", ")
+        );
+    }
+    if !changed.is_empty() {
+        bail!(
+            "refusing to remove files you changed since opsdk wrote them: {} (kept)\nhelp: move your changes elsewhere, or pass --force to remove these files too",
+            changed.join(", ")
         );
     }
     if !conflicts.is_empty() {
@@ -145,9 +178,28 @@ pub fn apply(
             continue;
         }
         writeln!(out, "{verb:>16} {}", file.path.display())?;
-        if !dry_run {
+        if dry_run {
+            continue;
+        }
+        if *action == Action::Remove {
+            remove_file(root, &file.path)?;
+        } else {
             write_file(&root.join(&file.path), file)?;
         }
+    }
+    Ok(())
+}
+
+/// Removes `rel`, then each parent directory it leaves empty, up to the root.
+fn remove_file(root: &Path, rel: &Path) -> Result<()> {
+    let target = root.join(rel);
+    fs::remove_file(&target).with_context(|| format!("removing {}", target.display()))?;
+    let mut dir = target.parent();
+    while let Some(d) = dir.filter(|d| *d != root && d.starts_with(root)) {
+        if fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
     }
     Ok(())
 }

@@ -181,7 +181,7 @@ fn plural_note(kind: &str, default: &DefaultPlural) -> Option<String> {
     })
 }
 
-fn group_or_domain(project: &Project, r: &Resource) -> String {
+pub(super) fn group_or_domain(project: &Project, r: &Resource) -> String {
     if r.group.is_empty() {
         project.domain.clone()
     } else {

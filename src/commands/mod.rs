@@ -1,6 +1,7 @@
 //! One module per command; each validates, plans in memory, checks, then writes.
 
 pub mod create_api;
+pub mod delete_api;
 pub mod init;
 
 use std::io::Write as _;

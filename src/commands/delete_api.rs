@@ -1,0 +1,189 @@
+//! `opsdk delete api`: removes one API version from the project; with a kind's last version,
+//! the kind itself.
+//!
+//! The files to remove follow from the per-resource templates, never from a list kept here:
+//! what `create api` renders for the resource, minus the paths a remaining version of the kind
+//! renders too (its roles, controller and tests). Each is removed only while it still holds
+//! what the template renders for it today; a file the user changed is kept and named, and the
+//! command refuses unless `--force`. Every opsdk file is then re-rendered from PROJECT without
+//! the resource, opsdk files nothing needs any more are removed (the rollout module with the
+//! last deploy-image kind), and so is the CRD `make manifests` wrote for the kind, which no
+//! longer matches the Rust types. The writer checks the whole plan before touching the disk.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use super::create_api::group_or_domain;
+use crate::cli::DeleteApiArgs;
+use crate::context::{ProjectContext, ResourceContext};
+use crate::plan::{Plan, PlannedFile, Policy};
+use crate::project_file::{self, Project, Resource};
+use crate::render::{Scope, render};
+use crate::writer::Force;
+
+pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
+    let old = Project::load(root)?;
+    let index = find(&old, args)?;
+    let resource = old.resources[index].clone();
+    let mut project = old.clone();
+    project.resources.remove(index);
+    let remaining: Vec<&Resource> = project
+        .resources
+        .iter()
+        .filter(|r| r.same_kind(&resource))
+        .collect();
+    check_storage_version(&old, &resource, &remaining)?;
+
+    // The resource's files, rendered as `create api` rendered them (with the project it
+    // joined), to compare with what is on disk.
+    let old_ctx = ProjectContext::new(&old);
+    let resource_ctx = ResourceContext::new(&old, &resource);
+    let mut shared: Vec<PathBuf> = Vec::new();
+    for sibling in &remaining {
+        let sibling_ctx = ResourceContext::new(&old, sibling);
+        let files = render(Scope::Resource, &old_ctx, Some(&sibling_ctx))?.files;
+        shared.extend(files.into_iter().map(|f| f.path));
+    }
+    let mut plan = Plan::default();
+    for file in render(Scope::Resource, &old_ctx, Some(&resource_ctx))?.files {
+        if !shared.contains(&file.path) {
+            plan.remove(file.path, file.contents, Policy::Remove, file.verbatim);
+        }
+    }
+    // `make manifests` wrote the kind's CRD with every version; it is stale either way, and
+    // `make manifests` writes it again for the versions left.
+    let crd = old_ctx
+        .crds
+        .iter()
+        .find(|c| c.crd_name == resource_ctx.crd_name)
+        .map(|c| PathBuf::from("config/crd/bases").join(&c.file));
+    if let Some(crd) = &crd {
+        plan.remove(crd.clone(), String::new(), Policy::RemoveOutput, true);
+    }
+
+    let ctx = ProjectContext::new(&project);
+    let generated = render(Scope::Generated, &ctx, None)?;
+    for path in &generated.empty {
+        plan.remove(path.clone(), String::new(), Policy::RemoveGenerated, true);
+    }
+    plan.extend(generated);
+    plan.add(PlannedFile {
+        path: project_file::FILE_NAME.into(),
+        contents: project.to_yaml()?,
+        policy: Policy::Regenerate,
+        verbatim: true,
+    });
+
+    let next = if remaining.is_empty() {
+        format!(
+            "API {} {kind} deleted, and with it kind {kind}. Next:\n  make manifests && cargo build && cargo test\nClusters keep CRD {crd_name} until `kubectl delete crd {crd_name}`, which deletes every {kind} in them.",
+            resource_ctx.api_version,
+            kind = resource.kind,
+            crd_name = resource_ctx.crd_name,
+        )
+    } else {
+        let versions: Vec<&str> = remaining.iter().map(|r| r.version.as_str()).collect();
+        format!(
+            "API {} {} deleted; the kind keeps {}. Next: `make manifests` writes {} again, then\n  cargo build && cargo test",
+            resource_ctx.api_version,
+            resource.kind,
+            versions.join(", "),
+            crd.map_or_else(|| "its CRD".to_string(), |c| c.display().to_string()),
+        )
+    };
+    let force = if args.force { Force::On } else { Force::Off };
+    super::finish(root, plan, force, args.dry_run, &next)
+}
+
+/// The index in PROJECT of the API `args` name, or a refusal listing what exists.
+fn find(project: &Project, args: &DeleteApiArgs) -> Result<usize> {
+    if let Some(i) = project
+        .resources
+        .iter()
+        .position(|r| r.group == args.group && r.kind == args.kind && r.version == args.version)
+    {
+        return Ok(i);
+    }
+    let api = |r: &Resource| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind);
+    let all: Vec<String> = project.resources.iter().map(api).collect();
+    let listed = if all.is_empty() {
+        "the project has no APIs yet".to_string()
+    } else {
+        format!("the project's APIs: {}", all.join(", "))
+    };
+    let same_kind: Vec<&Resource> = project
+        .resources
+        .iter()
+        .filter(|r| r.kind == args.kind)
+        .collect();
+    if same_kind.is_empty() {
+        bail!(
+            "no API of kind {:?} in {}\nhelp: {listed}",
+            args.kind,
+            project_file::FILE_NAME
+        );
+    }
+    let in_group: Vec<&&Resource> = same_kind.iter().filter(|r| r.group == args.group).collect();
+    if in_group.is_empty() {
+        let groups: Vec<String> = same_kind
+            .iter()
+            .map(|r| match r.group.as_str() {
+                "" => format!("{} (drop --group)", api(r)),
+                g => format!("{} (--group {g})", api(r)),
+            })
+            .collect();
+        let group = if args.group.is_empty() {
+            format!("the domain group {}", project.domain)
+        } else {
+            format!("group {:?}", args.group)
+        };
+        bail!(
+            "kind {} is not in {group}\nhelp: it is {}",
+            args.kind,
+            groups.join(", ")
+        );
+    }
+    let versions: Vec<&str> = in_group.iter().map(|r| r.version.as_str()).collect();
+    bail!(
+        "kind {} has no version {:?} in {}\nhelp: its versions: {}",
+        args.kind,
+        args.version,
+        project_file::FILE_NAME,
+        versions.join(", ")
+    )
+}
+
+/// The first version created is the one etcd stores; it goes last.
+fn check_storage_version(
+    old: &Project,
+    resource: &Resource,
+    remaining: &[&Resource],
+) -> Result<()> {
+    let storage = old.resources.iter().find(|r| r.same_kind(resource));
+    if remaining.is_empty() || storage != Some(resource) {
+        return Ok(());
+    }
+    let others: Vec<&str> = remaining.iter().map(|r| r.version.as_str()).collect();
+    let group = if resource.group.is_empty() {
+        String::new()
+    } else {
+        format!("--group {} ", resource.group)
+    };
+    let commands: Vec<String> = others
+        .iter()
+        .map(|v| {
+            format!(
+                "opsdk delete api {group}--version {v} --kind {}",
+                resource.kind
+            )
+        })
+        .collect();
+    bail!(
+        "{} is the storage version of kind {}, which still has {}: objects are stored in it\nhelp: delete the other versions first ({}), then this one",
+        resource.version,
+        resource.kind,
+        others.join(", "),
+        commands.join("; ")
+    )
+}
