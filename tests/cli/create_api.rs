@@ -40,7 +40,7 @@ fn the_article_api_is_applications_minetto_dev() {
         sample.contains("apiVersion: minetto.dev/v1alpha1")
             && sample.contains("image: nginx:latest")
     );
-    assert!(read(&dir, "config/rbac/role.yaml").contains("\"applications\""));
+    assert!(read(&dir, "src/controller/application.rs").contains("resources: &[\"applications\"]"));
     assert!(
         read(&dir, "config/crd/kustomization.yaml").contains("bases/minetto.dev_applications.yaml")
     );
@@ -170,12 +170,12 @@ fn dry_run_lists_the_changes_and_writes_nothing() {
 fn a_generated_file_the_user_took_over_is_not_overwritten() {
     let (_tmp, dir) = project_dir();
     init(&dir);
-    std::fs::write(dir.join("config/rbac/role.yaml"), "# my own role\n").unwrap();
+    std::fs::write(dir.join("config/rbac/kustomization.yaml"), "# my own\n").unwrap();
     let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]);
     assert_refused(
         &dir,
         &mut cmd,
-        "refusing to overwrite config/rbac/role.yaml: the first line",
+        "refusing to overwrite config/rbac/kustomization.yaml: the first line",
     );
     let mut forced = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget", "--force"]);
     assert_refused(&dir, &mut forced, "so the file is yours now");

@@ -87,15 +87,19 @@ fn every_kind_is_registered_everywhere() {
     assert!(read(&dir, "src/api/batch/v1/person.rs").contains("plural = \"people\""));
     assert!(read(&dir, "src/api/apps/v1/self_.rs").contains("plural = \"selves\""));
 
-    let role = read(&dir, "config/rbac/role.yaml");
-    for group in [
-        "\"minetto.dev\"",
-        "\"batch.minetto.dev\"",
-        "\"apps.minetto.dev\"",
+    // Each controller's RBAC rules name its own group and plural; the registry collects them.
+    for (controller, group, plural) in [
+        ("application", "minetto.dev", "applications"),
+        ("batch/person", "batch.minetto.dev", "people"),
+        ("apps/self_", "apps.minetto.dev", "selves"),
     ] {
-        assert!(role.contains(group), "RBAC lacks {group}");
+        let code = read(&dir, &format!("src/controller/{controller}.rs"));
+        for wanted in [format!("&[\"{group}\"]"), format!("&[\"{plural}\"]")] {
+            assert!(code.contains(&wanted), "{controller}'s RBAC lacks {wanted}");
+        }
     }
-    assert!(role.contains("\"people\""));
+    let registry = read(&dir, "src/controller/mod.rs");
+    assert!(registry.contains("batch::person::RBAC"), "{registry}");
     let samples = read(&dir, "config/samples/kustomization.yaml");
     assert!(
         samples.contains("batch.minetto.dev_v1_person.yaml")
