@@ -6,7 +6,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::article::{APPLICATION_YAML, Manager, install_article_project};
+use crate::article::{APPLICATION_YAML, Manager, NAMESPACE, install_article_project};
 use crate::envtest;
 use crate::generated::{run, target_dir};
 use crate::host::*;
@@ -32,17 +32,20 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
     let kubeconfig = cp.kubeconfig().to_path_buf();
     let installed = install_article_project(&kubeconfig);
     let (dir, kubectl) = (&installed.dir, &installed.kubectl);
+    // As in the cluster: the manager's ServiceAccount with the RBAC `make deploy` installs,
+    // never the administrator's certificate.
+    let account = installed.deploy_rbac();
     let Manager {
         process: mut manager,
         metrics,
         probes,
-    } = Manager::start(dir, &kubeconfig, "manager", &[]);
+    } = Manager::start(dir, &account, "manager", &[("POD_NAMESPACE", NAMESPACE)]);
 
     // With --leader-elect the manager holds a Lease before it reconciles; outside a Pod its
     // identity is the host name and its process id.
     let lease_holder = [
         "-n",
-        "default",
+        NAMESPACE,
         "get",
         "lease",
         "k8s-operator-talk-leader",

@@ -122,6 +122,35 @@ async fn the_article_project_passes_its_own_checks() {
     article_project(&dir);
     passes_its_own_checks(&dir);
     manifests_are_accepted(&dir).await;
+    a_verb_missing_from_the_rules_fails_the_suites(&dir);
+}
+
+/// The envtest suite runs the controller with exactly its `RBAC` rules: without `create` on
+/// Deployments it fails, and role.yaml, no longer what the rules give, fails the unit tests.
+fn a_verb_missing_from_the_rules_fails_the_suites(dir: &Path) {
+    let controller = dir.join("src/controller/application.rs");
+    let code = read(dir, "src/controller/application.rs");
+    let granted = "resources: &[\"deployments\"],\n        verbs: &[\"get\", \"list\", \"watch\", \"create\", ";
+    assert!(code.contains(granted), "the Deployment rule moved:\n{code}");
+    let without_create = granted.replace("\"create\", ", "");
+    std::fs::write(&controller, code.replace(granted, &without_create)).unwrap();
+    for suite in [
+        &["test", "--lib", "controller::tests"][..],
+        &["test", "--test", "application"],
+    ] {
+        let out = Command::new("cargo")
+            .args(suite)
+            .current_dir(dir)
+            .env("CARGO_TARGET_DIR", target_dir())
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !out.status.success(),
+            "cargo {suite:?} passed without create on Deployments:\n{log}"
+        );
+    }
+    std::fs::write(&controller, code).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
