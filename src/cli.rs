@@ -69,9 +69,9 @@ pub struct InitArgs {
     pub dry_run: bool,
 }
 
-/// Boolean flags below accept both `--flag` and `--flag=false`, as operator-sdk's do.
+/// Which API a command is about: group, version and kind, as operator-sdk names them.
 #[derive(Debug, Args)]
-pub struct CreateApiArgs {
+pub struct ApiArgs {
     /// API group, prefixed to the domain; without it the group is the domain
     #[arg(long, default_value = "")]
     pub group: String,
@@ -81,6 +81,13 @@ pub struct CreateApiArgs {
     /// Kind, in CamelCase, e.g. Application
     #[arg(long)]
     pub kind: String,
+}
+
+/// Boolean flags below accept both `--flag` and `--flag=false`, as operator-sdk's do.
+#[derive(Debug, Args)]
+pub struct CreateApiArgs {
+    #[command(flatten)]
+    pub api: ApiArgs,
     /// Plural resource name [default: kubebuilder's plural of the kind]
     #[arg(long)]
     pub plural: Option<String>,
@@ -107,15 +114,8 @@ pub struct CreateApiArgs {
 
 #[derive(Debug, Args)]
 pub struct DeleteApiArgs {
-    /// API group of the kind; without it the domain group
-    #[arg(long, default_value = "")]
-    pub group: String,
-    /// API version to remove, e.g. v1alpha1
-    #[arg(long)]
-    pub version: String,
-    /// Kind, in CamelCase, e.g. Application
-    #[arg(long)]
-    pub kind: String,
+    #[command(flatten)]
+    pub api: ApiArgs,
     /// Also remove this kind's files that you changed since opsdk wrote them
     #[arg(long)]
     pub force: bool,

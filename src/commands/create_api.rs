@@ -64,37 +64,37 @@ fn resource_from_args(
     project: &Project,
     args: &CreateApiArgs,
 ) -> Result<(Resource, Option<String>)> {
-    if !args.group.is_empty() {
-        validate::group(&args.group)?;
+    if !args.api.group.is_empty() {
+        validate::group(&args.api.group)?;
     }
-    validate::version(&args.version)?;
-    validate::kind(&args.kind)?;
+    validate::version(&args.api.version)?;
+    validate::kind(&args.api.kind)?;
     // A new version of a recorded kind keeps its plural: both versions are one CRD.
     let recorded = project
         .resources
         .iter()
-        .find(|r| r.group == args.group && r.kind == args.kind)
+        .find(|r| r.group == args.api.group && r.kind == args.api.kind)
         .map(|r| r.plural.clone());
     let (plural, note) = match (&args.plural, recorded) {
         (Some(plural), _) => (plural.clone(), None),
         (None, Some(plural)) => (plural, None),
         (None, None) => {
-            let default = default_plural(&args.kind);
-            let note = plural_note(&args.kind, &default);
+            let default = default_plural(&args.api.kind);
+            let note = plural_note(&args.api.kind, &default);
             (default.plural, note)
         }
     };
     validate::plural(&plural)?;
 
     let probe = Resource {
-        group: args.group.clone(),
-        version: args.version.clone(),
-        kind: args.kind.clone(),
+        group: args.api.group.clone(),
+        version: args.api.version.clone(),
+        kind: args.api.kind.clone(),
         plural,
         short_name: String::new(),
         namespaced: args.namespaced,
         controller: args.controller,
-        deploy_image: args.deploy_image.unwrap_or(args.kind == "Application"),
+        deploy_image: args.deploy_image.unwrap_or(args.api.kind == "Application"),
     };
     let api = |r: &Resource| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind);
     let siblings: Vec<&Resource> = project

@@ -98,11 +98,9 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
 
 /// The index in PROJECT of the API `args` name, or a refusal listing what exists.
 fn find(project: &Project, args: &DeleteApiArgs) -> Result<usize> {
-    if let Some(i) = project
-        .resources
-        .iter()
-        .position(|r| r.group == args.group && r.kind == args.kind && r.version == args.version)
-    {
+    if let Some(i) = project.resources.iter().position(|r| {
+        r.group == args.api.group && r.kind == args.api.kind && r.version == args.api.version
+    }) {
         return Ok(i);
     }
     let api = |r: &Resource| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind);
@@ -115,16 +113,19 @@ fn find(project: &Project, args: &DeleteApiArgs) -> Result<usize> {
     let same_kind: Vec<&Resource> = project
         .resources
         .iter()
-        .filter(|r| r.kind == args.kind)
+        .filter(|r| r.kind == args.api.kind)
         .collect();
     if same_kind.is_empty() {
         bail!(
             "no API of kind {:?} in {}\nhelp: {listed}",
-            args.kind,
+            args.api.kind,
             project_file::FILE_NAME
         );
     }
-    let in_group: Vec<&&Resource> = same_kind.iter().filter(|r| r.group == args.group).collect();
+    let in_group: Vec<&&Resource> = same_kind
+        .iter()
+        .filter(|r| r.group == args.api.group)
+        .collect();
     if in_group.is_empty() {
         let groups: Vec<String> = same_kind
             .iter()
@@ -133,22 +134,22 @@ fn find(project: &Project, args: &DeleteApiArgs) -> Result<usize> {
                 g => format!("{} (--group {g})", api(r)),
             })
             .collect();
-        let group = if args.group.is_empty() {
+        let group = if args.api.group.is_empty() {
             format!("the domain group {}", project.domain)
         } else {
-            format!("group {:?}", args.group)
+            format!("group {:?}", args.api.group)
         };
         bail!(
             "kind {} is not in {group}\nhelp: it is {}",
-            args.kind,
+            args.api.kind,
             groups.join(", ")
         );
     }
     let versions: Vec<&str> = in_group.iter().map(|r| r.version.as_str()).collect();
     bail!(
         "kind {} has no version {:?} in {}\nhelp: its versions: {}",
-        args.kind,
-        args.version,
+        args.api.kind,
+        args.api.version,
         project_file::FILE_NAME,
         versions.join(", ")
     )
