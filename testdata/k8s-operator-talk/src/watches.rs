@@ -8,9 +8,10 @@
 use std::fmt::{self, Debug};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::{Stream, StreamExt};
+use futures::{Stream, StreamExt, future};
 use kube::Resource;
 use kube::api::Api;
 use kube::core::Status;
@@ -26,12 +27,18 @@ use tokio::sync::watch::Sender;
 /// an API server outage a manager would sit idle for up to 30 s more. A retry every 5 s
 /// costs one list or watch request.
 pub fn backoff() -> RetryDelay {
-    RetryDelay { attempt: 0 }
+    RetryDelay {
+        attempt: 0,
+        start_over: Arc::default(),
+    }
 }
 
 /// See `backoff`.
 pub struct RetryDelay {
     attempt: u32,
+    /// Set when the API server answered that the watch's resourceVersion is too old: it is up,
+    /// and the watch only has to list again, so the next delay is the first one.
+    start_over: Arc<AtomicBool>,
 }
 
 impl RetryDelay {
@@ -43,6 +50,9 @@ impl Iterator for RetryDelay {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
+        if self.start_over.swap(false, Ordering::Relaxed) {
+            self.attempt = 0;
+        }
         let full = (Self::FIRST * 2u32.pow(self.attempt.min(5))).min(Self::MAX);
         self.attempt += 1;
         let unit = (RandomState::new().hash_one(Instant::now()) >> 11) as f64 / (1u64 << 53) as f64;
@@ -101,9 +111,19 @@ impl Watches {
             index
         };
         let state = self.0.clone();
+        let delays = backoff();
+        let start_over = delays.start_over.clone();
         watcher(api, config)
-            .inspect(move |item| record(&state, index, item))
-            .backoff(backoff())
+            .inspect(move |item| {
+                record(&state, index, item);
+                if let Err(err) = item {
+                    start_over.store(expired(err), Ordering::Relaxed);
+                }
+            })
+            .backoff(delays)
+            // Waited out here, one watch at a time: passed on, every failure of every watch
+            // would also pause the controller's whole queue (its trigger backoff).
+            .filter(|item| future::ready(item.is_ok()))
     }
 
     /// Whether every watch has listed its objects at least once.
@@ -154,7 +174,14 @@ impl fmt::Display for NotStarted {
 
 impl std::error::Error for NotStarted {}
 
-/// Notes a listed watch, or why it failed. Receivers wake only when a watch lists.
+/// Whether `err` says the watch's resourceVersion is too old (410 Gone, e.g. after the API
+/// server restarted): a new list follows at once.
+fn expired(err: &watcher::Error) -> bool {
+    matches!(err, watcher::Error::WatchError(status) if status.code == 410)
+}
+
+/// Notes a listed watch, or why it failed (logged: the controller does not see watch errors).
+/// Receivers wake only when a watch lists.
 fn record<K>(state: &Sender<Vec<Watch>>, index: usize, item: &watcher::Result<watcher::Event<K>>) {
     match item {
         Ok(watcher::Event::InitDone) => {
@@ -167,6 +194,7 @@ fn record<K>(state: &Sender<Vec<Watch>>, index: usize, item: &watcher::Result<wa
         Err(err) => {
             state.send_if_modified(|watches| {
                 let watch = &mut watches[index];
+                tracing::warn!(resource = %watch.resource, "watch failed: {err}");
                 watch.failure = Some(explain(&watch.resource, err));
                 false
             });
@@ -240,7 +268,7 @@ mod tests {
     }
 
     #[test]
-    fn retries_double_with_jitter_up_to_5_s_and_start_over_after_a_success() {
+    fn retries_double_with_jitter_up_to_5_s_and_start_over_after_a_success_or_an_expiry() {
         let mut delays = backoff();
         let first = delays.next().unwrap();
         assert!(
@@ -255,6 +283,18 @@ mod tests {
         assert!(later[9] >= Duration::from_millis(2500), "{later:?}");
         delays.reset();
         assert!(delays.next().unwrap() <= Duration::from_millis(250));
+        // A watch told its resourceVersion expired lists again after the first delay.
+        delays.by_ref().take(10).for_each(drop);
+        delays.start_over.store(true, Ordering::Relaxed);
+        assert!(delays.next().unwrap() <= Duration::from_millis(250));
+    }
+
+    #[test]
+    fn only_an_expired_resource_version_starts_the_delays_over() {
+        let gone = Status::failure("too old resource version", "Expired").with_code(410);
+        assert!(expired(&watcher::Error::WatchError(Box::new(gone))));
+        assert!(!expired(&api_error(410, "gone")));
+        assert!(!expired(&api_error(500, "internal error")));
     }
 
     #[test]
