@@ -24,8 +24,9 @@ pub struct ProjectContext {
     /// `Apache-2.0`, `MIT`, or empty.
     pub license_spdx: &'static str,
     pub license: License,
+    /// The project's own APIs (not Kubernetes' types it only has controllers for).
     pub resources: Vec<ResourceContext>,
-    /// Resources with a controller, in PROJECT order.
+    /// Resources with a controller, in PROJECT order, Kubernetes' types included.
     pub controllers: Vec<ResourceContext>,
     /// The `src/api` module tree: groups (the domain group has no module) holding versions.
     pub api_groups: Vec<ApiGroup>,
@@ -79,6 +80,9 @@ pub struct ResourceContext {
     /// Sample manifest file name (`minetto.dev_v1alpha1_application.yaml`).
     pub sample_file: String,
     pub finalizer: String,
+    /// For one of Kubernetes' own types (`--resource=false`): its k8s-openapi path
+    /// (`k8s_openapi::api::apps::v1::Deployment`); empty for the project's own APIs.
+    pub builtin_path: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -126,10 +130,11 @@ impl ResourceContext {
     pub fn new(project: &Project, resource: &Resource) -> ResourceContext {
         let kind_snake = resource.kind.to_snake_case();
         let module = module_ident(&kind_snake);
-        let api_group = if resource.group.is_empty() {
-            project.domain.clone()
-        } else {
-            format!("{}.{}", resource.group, project.domain)
+        let builtin = resource.builtin();
+        let api_group = match &builtin {
+            Some(builtin) => builtin.api_group.to_string(),
+            None if resource.group.is_empty() => project.domain.clone(),
+            None => format!("{}.{}", resource.group, project.domain),
         };
         let group_prefix = |sep: &str| {
             if resource.group.is_empty() {
@@ -141,12 +146,22 @@ impl ResourceContext {
         let version_module = module_ident(&resource.version);
         ResourceContext {
             kind: resource.kind.clone(),
-            type_name: type_ident(&resource.kind),
+            // Kubernetes' own types are named as k8s-openapi names them.
+            type_name: if builtin.is_some() {
+                resource.kind.clone()
+            } else {
+                type_ident(&resource.kind)
+            },
             kind_kebab: resource.kind.to_kebab_case(),
             plural: resource.plural.clone(),
             short_name: resource.short_name.clone(),
             group: resource.group.clone(),
-            api_version: format!("{api_group}/{}", resource.version),
+            // The core group's apiVersion is the version alone.
+            api_version: if api_group.is_empty() {
+                resource.version.clone()
+            } else {
+                format!("{api_group}/{}", resource.version)
+            },
             crd_name: format!("{}.{api_group}", resource.plural),
             finalizer: format!("{}.{api_group}/finalizer", resource.plural),
             sample_file: format!(
@@ -171,6 +186,7 @@ impl ResourceContext {
             ),
             kind_snake,
             module,
+            builtin_path: builtin.map(|b| b.rust_path()).unwrap_or_default(),
         }
     }
 }
@@ -186,7 +202,13 @@ impl ProjectContext {
             .repo
             .split_once("://")
             .map_or(project.repo.as_str(), |(_, rest)| rest);
-        let crds = crds(&resources);
+        // Kubernetes' own types have controllers here, but no types, CRD, sample or roles.
+        let own: Vec<ResourceContext> = resources
+            .iter()
+            .filter(|r| r.builtin_path.is_empty())
+            .cloned()
+            .collect();
+        let crds = crds(&own);
         ProjectContext {
             merges_versions: crds.iter().any(|c| c.type_paths.len() > 1),
             domain: project.domain.clone(),
@@ -202,12 +224,12 @@ impl ProjectContext {
                 License::None => "",
             },
             controllers: resources.iter().filter(|r| r.controller).cloned().collect(),
-            api_groups: api_groups(&resources),
+            api_groups: api_groups(&own),
             controller_modules: controller_modules(&resources),
             crds,
-            rbac_groups: rbac_groups(&resources),
+            rbac_groups: rbac_groups(&own),
             any_deploy_image: resources.iter().any(|r| r.controller && r.deploy_image),
-            resources,
+            resources: own,
             versions: VERSIONS,
         }
     }

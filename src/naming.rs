@@ -2,8 +2,12 @@
 //! that never collide with keywords or the names our generated code imports. Pure functions,
 //! unit-tested here.
 
+mod builtin;
+mod builtin_data;
 mod flect_data;
 mod plural;
+
+pub use builtin::BuiltinType;
 
 pub use plural::{DefaultPlural, default_plural, kubebuilder_plural, plural_of};
 

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 use crate::cli::CreateApiArgs;
 use crate::context::{ProjectContext, ResourceContext};
-use crate::naming::{DefaultPlural, default_plural};
+use crate::naming::{BuiltinType, DefaultPlural, default_plural};
 use crate::plan::{PlannedFile, Policy};
 use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
@@ -39,15 +39,17 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         policy: Policy::Regenerate,
         verbatim: true,
     });
-    let mut edit = format!("src/api/{}.rs", resource_ctx.api_file);
-    if resource.controller {
-        edit.push_str(&format!(
-            " and src/controller/{}.rs",
-            resource_ctx.controller_file
-        ));
-    }
+    let controller = format!("src/controller/{}.rs", resource_ctx.controller_file);
+    let (what, edit) = match (resource.builtin(), resource.controller) {
+        (Some(_), _) => ("Controller for", controller),
+        (None, false) => ("API", format!("src/api/{}.rs", resource_ctx.api_file)),
+        (None, true) => (
+            "API",
+            format!("src/api/{}.rs and {controller}", resource_ctx.api_file),
+        ),
+    };
     let next = format!(
-        "API {} {} scaffolded. Next: fill in {edit}, then\n  make manifests && cargo build && cargo test",
+        "{what} {} {} scaffolded. Next: fill in {edit}, then\n  make manifests && cargo build && cargo test",
         resource_ctx.api_version, resource_ctx.kind
     );
     let force = if args.force { Force::On } else { Force::Off };
@@ -64,6 +66,9 @@ fn resource_from_args(
     project: &Project,
     args: &CreateApiArgs,
 ) -> Result<(Resource, Option<String>)> {
+    if !args.resource {
+        return Ok((builtin_resource(project, args)?, None));
+    }
     if !args.api.group.is_empty() {
         validate::group(&args.api.group)?;
     }
@@ -87,6 +92,8 @@ fn resource_from_args(
     validate::plural(&plural)?;
 
     let probe = Resource {
+        domain: String::new(),
+        path: String::new(),
         group: args.api.group.clone(),
         version: args.api.version.clone(),
         kind: args.api.kind.clone(),
@@ -103,11 +110,6 @@ fn resource_from_args(
         .filter(|r| r.same_kind(&probe))
         .collect();
 
-    if !args.resource {
-        bail!(
-            "--resource=false is not supported: opsdk scaffolds controllers only for the APIs it creates\nhelp: drop --resource=false to create the API and its controller together"
-        );
-    }
     if let Some(existing) = siblings.iter().find(|r| r.version == probe.version)
         && !args.force
     {
@@ -164,6 +166,60 @@ fn resource_from_args(
         );
     }
     Ok((resource, note))
+}
+
+/// A controller for one of Kubernetes' own types (`--resource=false`), recorded in PROJECT as
+/// kubebuilder records it (`domain: k8s.io`, `path: k8s.io/api/<group>/<version>`).
+fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
+    let api = &args.api;
+    let Some(builtin) = BuiltinType::find(&api.group, &api.version, &api.kind) else {
+        bail!(
+            "{}/{} {} is not a Kubernetes {} type\nhelp: --resource=false makes a controller for a type Kubernetes defines: {}",
+            if api.group.is_empty() {
+                "core"
+            } else {
+                &api.group
+            },
+            api.version,
+            api.kind,
+            crate::versions::VERSIONS.kubernetes,
+            BuiltinType::suggestions(&api.group)
+        );
+    };
+    if !args.controller {
+        bail!(
+            "--resource=false --controller=false would scaffold nothing\nhelp: drop --controller=false to get a controller for {}",
+            builtin.kind
+        );
+    }
+    if args.deploy_image == Some(true) || args.plural.is_some() {
+        bail!(
+            "--deploy-image and --plural apply to the project's own APIs, not to {}\nhelp: drop them, or drop --resource=false",
+            builtin.kind
+        );
+    }
+    let resource = Resource {
+        domain: "k8s.io".into(),
+        path: builtin.path(),
+        group: builtin.group_flag().into(),
+        version: builtin.version.into(),
+        kind: builtin.kind.into(),
+        plural: builtin.plural.into(),
+        short_name: String::new(),
+        namespaced: builtin.namespaced,
+        controller: true,
+        deploy_image: false,
+    };
+    if project.resources.iter().any(|r| r.same_kind(&resource)) && !args.force {
+        bail!(
+            "{}/{} {} already has a controller in {}\nhelp: pass --force to rewrite its files",
+            resource.group,
+            resource.version,
+            resource.kind,
+            project_file::FILE_NAME
+        );
+    }
+    Ok(resource)
 }
 
 /// One line telling the user where opsdk's default plural departs from kubebuilder's.

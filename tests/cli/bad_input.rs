@@ -138,9 +138,49 @@ fn conflicting_apis() {
         ],
         "already used by",
     );
+    // --resource=false is for Kubernetes' own types only, and makes a controller.
     refuse_create(
         &["--version", "v1", "--kind", "Widget", "--resource=false"],
-        "--resource=false is not supported",
+        "core/v1 Widget is not a Kubernetes v1.37.2 type\nhelp: --resource=false makes a controller for a type Kubernetes defines: core/v1 ComponentStatus, core/v1 ConfigMap",
+    );
+    refuse_create(
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+        ],
+        "help: --resource=false makes a controller for a type Kubernetes defines: apps/v1 ControllerRevision",
+    );
+    refuse_create(
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+            "--controller=false",
+        ],
+        "would scaffold nothing",
+    );
+    refuse_create(
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "ConfigMap",
+            "--resource=false",
+            "--plural",
+            "configs",
+        ],
+        "--deploy-image and --plural apply to the project's own APIs",
     );
     refuse_create(
         &[

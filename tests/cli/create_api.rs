@@ -233,3 +233,53 @@ fn plurals_are_kubebuilders_and_a_departure_is_noted() {
     let project = read(&dir, "PROJECT");
     assert_eq!(project.matches("plural: videoes\n").count(), 2, "{project}");
 }
+
+/// `--resource=false` for one of Kubernetes' own types: a controller, its RBAC and its test,
+/// recorded in PROJECT as kubebuilder records it; no types, CRD, sample or roles.
+#[test]
+fn a_controller_for_a_kubernetes_type_has_no_api_of_its_own() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let before = snapshot(&dir);
+    let stdout = create_api(
+        &dir,
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+        ],
+    );
+    assert!(
+        stdout.contains("Controller for apps/v1 Deployment scaffolded"),
+        "{stdout}"
+    );
+    let after = snapshot(&dir);
+    let added: Vec<&std::path::PathBuf> =
+        after.keys().filter(|p| !before.contains_key(*p)).collect();
+    let wanted = [
+        "src/controller/apps/deployment.rs",
+        "tests/apps_deployment.rs",
+    ];
+    assert_eq!(
+        added,
+        wanted
+            .map(std::path::PathBuf::from)
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    let controller = read(&dir, "src/controller/apps/deployment.rs");
+    assert!(controller.contains("use k8s_openapi::api::apps::v1::Deployment;"));
+    assert!(controller.contains("<Deployment as k8s_openapi::Resource>::URL_PATH_SEGMENT"));
+    assert!(read(&dir, "src/controller/mod.rs").contains("apps::deployment::RBAC"));
+    assert!(!read(&dir, "src/api/mod.rs").contains("Deployment"));
+    assert!(!read(&dir, "config/samples/kustomization.yaml").contains("deployment"));
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains("- domain: k8s.io\n  path: k8s.io/api/apps/v1\n  group: apps\n"),
+        "{project}"
+    );
+}

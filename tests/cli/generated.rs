@@ -163,8 +163,9 @@ async fn a_project_with_many_kinds_passes_its_own_checks() {
 }
 
 /// A project with no deploy-image kind at all: skeleton controllers, namespaced and
-/// cluster-scoped, and a kind without a controller. Nothing of the deploy-image code is
-/// there to use the shared helpers, which must not then be dead code.
+/// cluster-scoped, a kind without a controller, and controllers for Kubernetes' own types
+/// (a core one and a grouped one). Nothing of the deploy-image code is there to use the
+/// shared helpers, which must not then be dead code.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "builds the generated project; run by hack/test.sh"]
 async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
@@ -174,6 +175,24 @@ async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
         &["--version", "v1", "--kind", "Widget"][..],
         &["--version", "v1", "--kind", "Gadget", "--namespaced=false"],
         &["--version", "v1", "--kind", "Gizmo", "--controller=false"],
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "ConfigMap",
+            "--resource=false",
+        ],
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+        ],
     ] {
         create_api(&dir, args);
     }

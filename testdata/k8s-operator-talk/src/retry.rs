@@ -65,6 +65,15 @@ impl Retries {
             .remove(uid);
     }
 
+    /// Whether `uid` failed and has not succeeded since: a failure of an object already
+    /// failing is not news.
+    pub fn failing(&self, uid: &str) -> bool {
+        self.failures
+            .lock()
+            .expect("retries lock poisoned")
+            .contains_key(uid)
+    }
+
     /// Objects with failures on record.
     pub fn tracked(&self) -> usize {
         self.failures.lock().expect("retries lock poisoned").len()
@@ -130,7 +139,9 @@ mod tests {
             retries.next_delay("uid-a");
         }
         retries.next_delay("uid-b");
+        assert!(retries.failing("uid-a"));
         retries.forget("uid-a");
+        assert!(!retries.failing("uid-a") && retries.failing("uid-b"));
         assert_eq!(retries.tracked(), 1);
         assert!(retries.next_delay("uid-a") <= BASE_DELAY);
     }

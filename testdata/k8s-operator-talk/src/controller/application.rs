@@ -133,6 +133,14 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     }
 }
 
+/// Retries a failed Application after a jittered, growing delay (see `retry`).
+pub fn error_policy(obj: Arc<Application>, error: &Error, state: Arc<State>) -> Action {
+    state.ctx.metrics.reconcile_failed(CONTROLLER, error);
+    let delay = state.ctx.retries.next_delay(&retry_key(obj.as_ref()));
+    warn!(controller = CONTROLLER, object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
+    Action::requeue(delay)
+}
+
 /// Reconciles one Application, timed and counted in the metrics.
 pub async fn reconcile(obj: Arc<Application>, state: Arc<State>) -> Result<Action> {
     let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
@@ -158,14 +166,6 @@ async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Re
     .map_err(|err| Error::Finalizer(Box::new(err)))?;
     state.ctx.retries.forget(&retry_key(obj.as_ref()));
     Ok(action)
-}
-
-/// Retries a failed Application after a jittered, growing delay (see `retry`).
-pub fn error_policy(obj: Arc<Application>, error: &Error, state: Arc<State>) -> Action {
-    state.ctx.metrics.reconcile_failed(CONTROLLER, error);
-    let delay = state.ctx.retries.next_delay(&retry_key(obj.as_ref()));
-    warn!(controller = CONTROLLER, object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
-    Action::requeue(delay)
 }
 
 /// The status `obj` shows after `error`: `Ready=False` with the error's reason and message,

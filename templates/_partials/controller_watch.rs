@@ -1,0 +1,73 @@
+/// Sets up the watches of {{ r.kind }}s{% if r.deploy_image %} and of the Deployments and Services they own{% endif %}, and returns the
+/// controller, which runs until shutdown. The watches are registered here, before the
+/// manager waits for them to list (see `watches`), so nothing here may wait.
+pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
+{%- if r.deploy_image %}
+    let (deployments, deployment_changes) = Children::watch(&ctx, FIELD_MANAGER);
+    let (services, service_changes) = Children::watch(&ctx, FIELD_MANAGER);
+{%- endif %}
+    // The controller's cache of {{ r.kind }}s, without managedFields: nothing here reads them,
+    // and they are most of each cached object's memory.
+    let (reader, writer) = reflector::store();
+{%- if r.builtin_path %}
+    // A new generation (a spec change) needs a reconcile, and for types without one (a
+    // ConfigMap) any change; status updates of the others need none.
+    let changed = predicates::generation.fallback(predicates::resource_version);
+{%- else %}
+    // Only a new generation (a spec change, or deletion starting) or a finalizer change needs a
+    // reconcile: our own status writes would otherwise each cause one more.
+    let changed = predicates::generation.combine(predicates::finalizers);
+{%- endif %}
+    let forget = ctx.clone();
+    let api = Api::<{{ r.type_name }}>::all(ctx.client.clone());
+    let objects = ctx
+        .watches
+        .watch(api, watcher::Config::default().any_semantic())
+        // An object that is gone needs no more retries.
+        .map_ok(move |event| {
+            if let watcher::Event::Delete(obj) = &event {
+                forget.forget(&retry_key(obj));
+            }
+            event
+        })
+        .modify(|obj| obj.managed_fields_mut().clear())
+        .reflect(writer)
+        .touched_objects()
+        .predicate_filter(changed, PredicateConfig::default());
+    let concurrency = ctx.settings.max_concurrent_reconciles;
+    ctx.metrics.controller_started(CONTROLLER, concurrency);
+    let config = controller::Config::default().concurrency(concurrency);
+{%- if r.deploy_image %}
+    let state = Arc::new(State { ctx, deployments, services });
+{%- else %}
+    let state = Arc::new(State { ctx });
+{%- endif %}
+    let controller = Controller::for_stream(objects, reader)
+{%- if r.deploy_image %}
+        .owns_stream(deployment_changes)
+        .owns_stream(service_changes)
+{%- endif %}
+        .with_config(config)
+        // Every watch above already waits out its own failures; kube's default here would
+        // add up to 30 s more after an API server outage.
+        .trigger_backoff(watches::backoff())
+        .shutdown_on_signal();
+    async move {
+        controller
+            .run(reconcile, error_policy, state)
+            .for_each(|result| async move {
+                if let Err(err) = result {
+                    warn!(controller = CONTROLLER, "{err}");
+                }
+            })
+            .await;
+    }
+}
+
+/// Retries a failed {{ r.kind }} after a jittered, growing delay (see `retry`).
+pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, state: Arc<State>) -> Action {
+    state.ctx.metrics.reconcile_failed(CONTROLLER, error);
+    let delay = state.ctx.retries.next_delay(&retry_key(obj.as_ref()));
+    warn!(controller = CONTROLLER, object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
+    Action::requeue(delay)
+}
