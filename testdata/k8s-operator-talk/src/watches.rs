@@ -131,12 +131,25 @@ impl Watches {
         self.0.borrow().iter().all(|watch| watch.listed)
     }
 
-    /// Waits until every watch has listed its objects, or fails after `timeout` naming the
-    /// watches that have not, and why.
+    /// Waits until every watch has listed its objects and is still watching a moment later,
+    /// or fails after `timeout` naming the watches that have not, and why.
     pub async fn wait(&self, timeout: Duration) -> Result<(), NotStarted> {
         let mut changes = self.0.subscribe();
-        let all_listed = changes.wait_for(|watches| watches.iter().all(|watch| watch.listed));
-        if let Ok(Ok(_)) = tokio::time::timeout(timeout, all_listed).await {
+        let settled = async {
+            loop {
+                let all_listed = changes.wait_for(|watches| watches.iter().all(|w| w.listed));
+                if all_listed.await.is_err() {
+                    return;
+                }
+                // The watch request follows the list at once; if it is refused (`list`
+                // allowed, `watch` not), `record` takes the watch off the listed ones.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                if self.listed() {
+                    return;
+                }
+            }
+        };
+        if tokio::time::timeout(timeout, settled).await.is_ok() && self.listed() {
             return Ok(());
         }
         let watches = self.0.borrow();
@@ -196,6 +209,10 @@ fn record<K>(state: &Sender<Vec<Watch>>, index: usize, item: &watcher::Result<wa
                 let watch = &mut watches[index];
                 tracing::warn!(resource = %watch.resource, "watch failed: {err}");
                 watch.failure = Some(explain(&watch.resource, err));
+                // Refused, not merely failed: it does not watch, whatever it listed.
+                if api_status(err).is_some_and(|s| s.code == 403 || s.code == 404) {
+                    watch.listed = false;
+                }
                 false
             });
         }
@@ -203,16 +220,20 @@ fn record<K>(state: &Sender<Vec<Watch>>, index: usize, item: &watcher::Result<wa
     }
 }
 
-/// The error, with what to do about it when the API server said what is wrong.
-fn explain(resource: &str, err: &watcher::Error) -> String {
-    let status: Option<&Status> = match err {
+/// What the API server answered, when the error is its answer.
+fn api_status(err: &watcher::Error) -> Option<&Status> {
+    match err {
         watcher::Error::InitialListFailed(kube::Error::Api(status))
         | watcher::Error::WatchStartFailed(kube::Error::Api(status))
         | watcher::Error::WatchFailed(kube::Error::Api(status))
         | watcher::Error::WatchError(status) => Some(status),
         _ => None,
-    };
-    match status {
+    }
+}
+
+/// The error, with what to do about it when the API server said what is wrong.
+fn explain(resource: &str, err: &watcher::Error) -> String {
+    match api_status(err) {
         Some(status) if status.code == 404 || status.is_not_found() => format!(
             "the API server does not serve {resource}: is its CustomResourceDefinition installed? (`make install`)"
         ),
@@ -333,9 +354,15 @@ mod tests {
 
         record::<ConfigMap>(&watches.0, 1, &Ok(watcher::Event::InitDone));
         watches
-            .wait(Duration::from_millis(10))
+            .wait(Duration::from_secs(1))
             .await
             .expect("every watch listed");
         assert!(watches.listed());
+
+        // Listed, then its watch refused (`list` granted, `watch` not): not watching.
+        let refused = Status::failure("forbidden", "Forbidden").with_code(403);
+        let err = watcher::Error::WatchStartFailed(kube::Error::Api(Box::new(refused)));
+        record::<ConfigMap>(&watches.0, 1, &Err(err));
+        assert!(!watches.listed());
     }
 }
