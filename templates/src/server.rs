@@ -1,5 +1,6 @@
 //! The manager's HTTP endpoints: `/metrics` for Prometheus and `/healthz`, `/readyz` for the
-//! kubelet's probes, each on its own address as in controller-runtime.
+//! kubelet's probes, each on its own address as in controller-runtime. `/metrics` is served
+//! over HTTPS to authorized clients only (`metrics_auth`, `tls`) unless `--metrics-secure=false`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -8,11 +9,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
+use axum::middleware;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use rustls::ServerConfig;
 use tokio::net::TcpListener;
 
 use crate::metrics::Metrics;
+use crate::metrics_auth::{self, Authorizer};
+use crate::tls::TlsListener;
 
 /// Readiness: set once the controllers run (and, with leader election, once leading or waiting).
 #[derive(Clone, Default)]
@@ -24,10 +29,16 @@ impl Ready {
     }
 }
 
-pub fn metrics_router(metrics: Arc<Metrics>) -> Router {
-    Router::new()
-        .route("/metrics", get(serve_metrics))
-        .with_state(metrics)
+/// `/metrics`; with an `Authorizer`, only for requests it allows.
+pub fn metrics_router(metrics: Arc<Metrics>, auth: Option<Authorizer>) -> Router {
+    let router = Router::new().route("/metrics", get(serve_metrics));
+    let router = match auth {
+        Some(auth) => {
+            router.route_layer(middleware::from_fn_with_state(auth, metrics_auth::require))
+        }
+        None => router,
+    };
+    router.with_state(metrics)
 }
 
 pub fn health_router(ready: Ready) -> Router {
@@ -78,17 +89,29 @@ pub async fn bind(addr: &str) -> std::io::Result<Option<TcpListener>> {
     TcpListener::bind(parsed).await.map(Some)
 }
 
-/// Serves `router` on `listener` (if any) until `shutdown` completes.
+/// Serves `router` on `listener` (if any), over TLS with `tls`, until `shutdown` completes.
 pub async fn serve(
     listener: Option<TcpListener>,
+    tls: Option<Arc<ServerConfig>>,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let Some(listener) = listener else {
         return Ok(());
     };
-    tracing::info!(addr = %listener.local_addr()?, "serving");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let addr = listener.local_addr()?;
+    match tls {
+        Some(config) => {
+            tracing::info!(%addr, "serving HTTPS");
+            axum::serve(TlsListener::new(listener, config)?, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            tracing::info!(%addr, "serving");
+            axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
 }

@@ -9,9 +9,11 @@ pub mod controller;
 pub mod error;
 pub mod leader;
 pub mod metrics;
+pub mod metrics_auth;
 pub mod retry;
 pub mod server;
 pub mod telemetry;
+pub mod tls;
 
 pub use context::Context;
 pub use error::{Error, Result};
