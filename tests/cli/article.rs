@@ -69,7 +69,8 @@ pub fn install_article_project(kubeconfig: &Path) -> Installed {
 }
 
 /// The manager just built, running with `--leader-elect` as `make run` (and the Deployment)
-/// runs it, metrics and probes on free loopback ports, its log in `dir`/`name`.log.
+/// runs it, metrics and probes on free loopback ports, its log in `dir`/`name`.log, and any
+/// further flags in `args`.
 pub struct Manager {
     pub process: Background,
     pub metrics: u16,
@@ -77,7 +78,13 @@ pub struct Manager {
 }
 
 impl Manager {
-    pub fn start(dir: &Path, kubeconfig: &Path, name: &str, env: &[(&str, &str)]) -> Manager {
+    pub fn start(
+        dir: &Path,
+        kubeconfig: &Path,
+        name: &str,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> Manager {
         let (metrics, probes) = (free_port(), free_port());
         let mut cmd = Command::new(target_dir().join("debug/k8s-operator-talk"));
         cmd.args([
@@ -85,6 +92,7 @@ impl Manager {
             format!("--health-probe-bind-address=127.0.0.1:{probes}"),
             "--leader-elect".into(),
         ])
+        .args(args)
         .env("KUBECONFIG", kubeconfig)
         .env_remove("POD_NAME")
         .env_remove("POD_NAMESPACE")
