@@ -159,9 +159,12 @@ pub async fn require(State(auth): State<Authorizer>, request: Request, next: Nex
         }
         Ok(Decision::Forbidden) => (StatusCode::FORBIDDEN, "Forbidden\n").into_response(),
         Err(err) => {
-            // Most likely the manager's own RBAC: the ClusterRole metrics-auth-role lets it
-            // create TokenReviews and SubjectAccessReviews.
-            tracing::warn!(%err, "reviewing a metrics request (is metrics-auth-role bound?)");
+            if matches!(&err, kube::Error::Api(status) if status.code == 403) {
+                // The ClusterRole metrics-auth-role lets the manager create both reviews.
+                tracing::warn!(%err, "reviewing a metrics request: is metrics-auth-role bound to the manager?");
+            } else {
+                tracing::warn!(%err, "reviewing a metrics request");
+            }
             (StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n").into_response()
         }
     }
