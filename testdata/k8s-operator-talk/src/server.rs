@@ -115,3 +115,69 @@ pub async fn serve(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::test_support::{Reply, mock_client, serve as api_server};
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const TOKEN_REVIEWS: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
+    const ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+
+    /// The status line of a GET of `/metrics` on `addr`, with `token` as the bearer token.
+    async fn scrape(addr: SocketAddr, token: Option<&str>) -> String {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let request =
+            format!("GET /metrics HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        response.lines().next().unwrap_or_default().to_string()
+    }
+
+    #[tokio::test]
+    async fn metrics_answer_only_callers_the_api_server_allows() {
+        let (client, api) = mock_client();
+        let authenticated = json!({"status": {"authenticated": true, "user": {"username": "u"}}});
+        let answer = |allowed: bool| Reply::Json(201, json!({"status": {"allowed": allowed}}));
+        // Requests arrive one scrape after the other: the stranger's reviews, then the reader's.
+        let expected = vec![
+            (
+                "POST",
+                TOKEN_REVIEWS.into(),
+                Reply::Json(201, authenticated.clone()),
+            ),
+            ("POST", ACCESS_REVIEWS.into(), answer(false)),
+            (
+                "POST",
+                TOKEN_REVIEWS.into(),
+                Reply::Json(201, authenticated),
+            ),
+            ("POST", ACCESS_REVIEWS.into(), answer(true)),
+        ];
+        let seen = tokio::spawn(api_server(api, expected));
+        let router = metrics_router(Arc::new(Metrics::default()), Some(Authorizer::new(client)));
+        let listener = bind("127.0.0.1:0").await.unwrap().unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(Some(listener), None, router, async {
+            let _ = stopped.await;
+        }));
+
+        assert_eq!(scrape(addr, None).await, "HTTP/1.1 401 Unauthorized");
+        assert_eq!(
+            scrape(addr, Some("stranger")).await,
+            "HTTP/1.1 403 Forbidden"
+        );
+        assert_eq!(scrape(addr, Some("reader")).await, "HTTP/1.1 200 OK");
+        // Cached: no further review.
+        assert_eq!(scrape(addr, Some("reader")).await, "HTTP/1.1 200 OK");
+
+        stop.send(()).unwrap();
+        server.await.unwrap().unwrap();
+        assert_eq!(seen.await.unwrap().len(), 4);
+    }
+}
