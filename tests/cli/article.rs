@@ -116,7 +116,8 @@ impl Installed {
 pub const NAMESPACE: &str = "k8s-operator-talk-system";
 
 /// The manager just built, running with `--leader-elect` as `make run` (and the Deployment)
-/// runs it, metrics and probes on free loopback ports, its log in `dir`/`name`.log.
+/// runs it (or with other flags, `start_with`), metrics and probes on free loopback ports, its
+/// log in `dir`/`name`.log.
 pub struct Manager {
     pub process: Background,
     pub metrics: u16,

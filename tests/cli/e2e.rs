@@ -39,7 +39,13 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
         process: mut manager,
         metrics,
         probes,
-    } = Manager::start(dir, &account, "manager", &[("POD_NAMESPACE", NAMESPACE)]);
+    } = Manager::start_with(
+        dir,
+        &account,
+        "manager",
+        &[("POD_NAMESPACE", NAMESPACE)],
+        &["--leader-elect", "--metrics-secure=false"],
+    );
 
     // With --leader-elect the manager holds a Lease before it reconciles; outside a Pod its
     // identity is the host name and its process id.
@@ -194,7 +200,8 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
         |out| !out.trim().is_empty(),
     );
 
-    // Metrics and probes answer.
+    // Metrics (plain HTTP with --metrics-secure=false; leader.rs scrapes the HTTPS default)
+    // and probes answer.
     assert!(http_get(probes, "/readyz").starts_with("HTTP/1.1 200"));
     let scraped = http_get(metrics, "/metrics");
     assert!(

@@ -1,4 +1,4 @@
-//! Host helpers for the end-to-end tests: free ports, plain HTTP, PATH, and background
+//! Host helpers for the end-to-end tests: free ports, plain HTTP, HTTPS with curl, PATH, and background
 //! processes that never outlive a test.
 
 use std::ffi::OsString;
@@ -31,6 +31,40 @@ pub fn http_get(port: u16, path: &str) -> String {
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
     response
+}
+
+/// An HTTPS response as curl saw it.
+#[derive(Debug)]
+pub struct Scraped {
+    pub status: u16,
+    /// The HTTP version spoken, as curl reports it: "1.1", "2".
+    pub http_version: String,
+    pub body: String,
+}
+
+/// GET `https://127.0.0.1:port/path` with curl, as a user scrapes the manager's metrics:
+/// `-k` (its certificate is self-signed), the bearer `token` if any, HTTP/2 offered.
+pub fn https_get(port: u16, path: &str, token: Option<&str>) -> Scraped {
+    let mut cmd = Command::new("curl");
+    cmd.args([
+        "-sSk",
+        "--http2",
+        "--max-time",
+        "10",
+        "-w",
+        "\n%{http_code} %{http_version}",
+    ]);
+    if let Some(token) = token {
+        cmd.arg("-H").arg(format!("Authorization: Bearer {token}"));
+    }
+    let (out, _) = checked(cmd.arg(format!("https://127.0.0.1:{port}{path}")));
+    let (body, trailer) = out.rsplit_once('\n').unwrap();
+    let (status, version) = trailer.split_once(' ').unwrap();
+    Scraped {
+        status: status.parse().unwrap(),
+        http_version: version.to_string(),
+        body: body.to_string(),
+    }
 }
 
 /// Polls `http_get` until the response starts with `HTTP/1.1 200`.

@@ -9,7 +9,8 @@ use crate::article::{
     APPLICATION_YAML, Manager, NAMESPACE, deployment_of, install_article_project,
 };
 use crate::envtest;
-use crate::host::wait_for_ok;
+use crate::host::{https_get, wait_for_ok};
+use crate::kubectl::Kubectl;
 
 const HANDOVER: Duration = Duration::from_secs(5);
 /// A manager with no reconcile to finish stops in about 0.1 s.
@@ -45,6 +46,7 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
     std::fs::write(dir.join("application.yaml"), APPLICATION_YAML).unwrap();
     kubectl.ok(&["apply", "-f", "application.yaml"]);
     deployment_of(kubectl, "application-sample");
+    metrics_only_for_readers(kubectl, first.metrics);
 
     // The second stands by: ready, but it neither takes the Lease nor reconciles.
     let mut second = start("manager-1");
@@ -91,4 +93,49 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
     let exited = sigterm.elapsed();
     assert!(exited < STOP, "the new leader took {exited:?} to stop");
     assert_eq!(kubectl.ok(&holder), "");
+}
+
+/// The manager's /metrics (HTTPS, HTTP/1.1 only), scraped as a user would with curl: no token
+/// is 401, a ServiceAccount token without the metrics-reader ClusterRole is 403, one bound to
+/// it is 200 with the reconcile counters. The manager reviews the tokens with its own
+/// ServiceAccount, so this also checks config/rbac/metrics_auth_role.yaml.
+fn metrics_only_for_readers(kubectl: &Kubectl, port: u16) {
+    let token = |account: &str| {
+        kubectl.ok(&["-n", NAMESPACE, "create", "serviceaccount", account]);
+        let token = kubectl.ok(&["-n", NAMESPACE, "create", "token", account]);
+        token.trim().to_string()
+    };
+    let (reader, stranger) = (token("scraper"), token("stranger"));
+    kubectl.ok(&[
+        "create",
+        "clusterrolebinding",
+        "scraper-metrics-reader",
+        "--clusterrole=k8s-operator-talk-metrics-reader",
+        &format!("--serviceaccount={NAMESPACE}:scraper"),
+    ]);
+
+    let anonymous = https_get(port, "/metrics", None);
+    assert_eq!(anonymous.status, 401, "{anonymous:?}");
+    assert_eq!(anonymous.http_version, "1.1", "HTTP/2 is off");
+    let forged = https_get(port, "/metrics", Some("not-a-token"));
+    assert_eq!(forged.status, 401, "{forged:?}");
+    let refused = https_get(port, "/metrics", Some(&stranger));
+    assert_eq!(refused.status, 403, "{refused:?}");
+
+    // The first reconcile may still be under way: its counter appears when it ends.
+    let counter = "controller_runtime_reconcile_total{controller=\"application\",result=";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let scraped = https_get(port, "/metrics", Some(&reader));
+        assert_eq!(scraped.status, 200, "{scraped:?}");
+        if scraped.body.contains(counter) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {counter} in {}",
+            scraped.body
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
 }

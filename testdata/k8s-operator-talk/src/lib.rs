@@ -9,10 +9,12 @@ pub mod controller;
 pub mod error;
 pub mod leader;
 pub mod metrics;
+pub mod metrics_auth;
 pub mod rbac;
 pub mod retry;
 pub mod server;
 pub mod telemetry;
+pub mod tls;
 pub mod watches;
 
 pub use context::Context;

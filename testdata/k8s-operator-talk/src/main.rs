@@ -2,6 +2,7 @@
 //! kubeconfig (or the in-cluster service account), with metrics, health probes and optional
 //! leader election. Stops gracefully on SIGTERM.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,20 +14,37 @@ use tracing::{error, info, warn};
 use k8s_operator_talk::context::Settings;
 use k8s_operator_talk::leader::{self, Leadership, Timings};
 use k8s_operator_talk::metrics::Metrics;
+use k8s_operator_talk::metrics_auth::Authorizer;
 use k8s_operator_talk::server::{self, Ready};
 use k8s_operator_talk::telemetry::{self, LogFormat};
+use k8s_operator_talk::tls::{CertFiles, ServingCert};
 use k8s_operator_talk::watches::Watches;
 use k8s_operator_talk::{Context, controller};
 
 /// How long the controllers may take to finish their reconciles after SIGTERM.
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often a metrics certificate read from files is checked for a renewal.
+const CERT_RELOAD_PERIOD: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Parser)]
 #[command(version, about = "Runs the k8s-operator-talk controllers")]
 struct Args {
     /// Address of the Prometheus metrics endpoint; "0" disables it
-    #[arg(long, default_value = "0.0.0.0:8080")]
+    #[arg(long, default_value = "0.0.0.0:8443")]
     metrics_bind_address: String,
+    /// Serve metrics over HTTPS to authenticated and authorized clients only (a TokenReview
+    /// and a SubjectAccessReview per token); false serves plain HTTP to anyone
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    metrics_secure: bool,
+    /// Directory holding the metrics serving certificate; without it a self-signed one is made
+    #[arg(long, alias = "metrics-cert-dir")]
+    metrics_cert_path: Option<PathBuf>,
+    /// File name of the metrics serving certificate in --metrics-cert-path
+    #[arg(long, default_value = "tls.crt")]
+    metrics_cert_name: String,
+    /// File name of the metrics serving certificate's key in --metrics-cert-path
+    #[arg(long, default_value = "tls.key")]
+    metrics_cert_key: String,
     /// Address of the /healthz and /readyz probes; "0" disables them
     #[arg(long, default_value = "0.0.0.0:8081")]
     health_probe_bind_address: String,
@@ -88,13 +106,27 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::try_default().await?;
     let metrics = Arc::new(Metrics::default());
     let ready = Ready::default();
+    let metrics_listener = server::bind(&args.metrics_bind_address).await?;
+    let (tls, auth) = match (&metrics_listener, args.metrics_secure) {
+        (Some(_), true) => {
+            let cert = Arc::new(serving_cert(&args)?);
+            tokio::spawn(cert.clone().reload_every(CERT_RELOAD_PERIOD));
+            (
+                Some(cert.server_config()),
+                Some(Authorizer::new(client.clone())),
+            )
+        }
+        _ => (None, None),
+    };
     let metrics_server = server::serve(
-        server::bind(&args.metrics_bind_address).await?,
-        server::metrics_router(metrics.clone()),
+        metrics_listener,
+        tls,
+        server::metrics_router(metrics.clone(), auth),
         shutdown_signal(),
     );
     let health_server = server::serve(
         server::bind(&args.health_probe_bind_address).await?,
+        None,
         server::health_router(ready.clone()),
         shutdown_signal(),
     );
@@ -149,6 +181,20 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     servers.await??;
     Ok(())
+}
+
+/// The metrics serving certificate: from --metrics-cert-path, else self-signed.
+fn serving_cert(args: &Args) -> Result<ServingCert, Box<dyn std::error::Error>> {
+    let Some(dir) = &args.metrics_cert_path else {
+        info!("serving metrics with a self-signed certificate");
+        return Ok(ServingCert::self_signed()?);
+    };
+    info!(dir = %dir.display(), "serving metrics with the certificate in the directory");
+    Ok(ServingCert::from_files(CertFiles {
+        dir: dir.clone(),
+        cert: args.metrics_cert_name.clone(),
+        key: args.metrics_cert_key.clone(),
+    })?)
 }
 
 /// Runs `controllers` until they stop after SIGTERM, having finished their reconciles, or

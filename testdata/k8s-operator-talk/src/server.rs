@@ -1,5 +1,6 @@
 //! The manager's HTTP endpoints: `/metrics` for Prometheus and `/healthz`, `/readyz` for the
-//! kubelet's probes, each on its own address as in controller-runtime.
+//! kubelet's probes, each on its own address as in controller-runtime. `/metrics` is served
+//! over HTTPS to authorized clients only (`metrics_auth`, `tls`) unless `--metrics-secure=false`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -8,11 +9,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
+use axum::middleware;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use rustls::ServerConfig;
 use tokio::net::TcpListener;
 
 use crate::metrics::Metrics;
+use crate::metrics_auth::{self, Authorizer};
+use crate::tls::TlsListener;
 
 /// Readiness: set once every watch has listed its objects, or, with leader election, while
 /// standing by for the Lease.
@@ -25,10 +30,16 @@ impl Ready {
     }
 }
 
-pub fn metrics_router(metrics: Arc<Metrics>) -> Router {
-    Router::new()
-        .route("/metrics", get(serve_metrics))
-        .with_state(metrics)
+/// `/metrics`; with an `Authorizer`, only for requests it allows.
+pub fn metrics_router(metrics: Arc<Metrics>, auth: Option<Authorizer>) -> Router {
+    let router = Router::new().route("/metrics", get(serve_metrics));
+    let router = match auth {
+        Some(auth) => {
+            router.route_layer(middleware::from_fn_with_state(auth, metrics_auth::require))
+        }
+        None => router,
+    };
+    router.with_state(metrics)
 }
 
 pub fn health_router(ready: Ready) -> Router {
@@ -79,17 +90,95 @@ pub async fn bind(addr: &str) -> std::io::Result<Option<TcpListener>> {
     TcpListener::bind(parsed).await.map(Some)
 }
 
-/// Serves `router` on `listener` (if any) until `shutdown` completes.
+/// Serves `router` on `listener` (if any), over TLS with `tls`, until `shutdown` completes.
 pub async fn serve(
     listener: Option<TcpListener>,
+    tls: Option<Arc<ServerConfig>>,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let Some(listener) = listener else {
         return Ok(());
     };
-    tracing::info!(addr = %listener.local_addr()?, "serving");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let addr = listener.local_addr()?;
+    match tls {
+        Some(config) => {
+            tracing::info!(%addr, "serving HTTPS");
+            axum::serve(TlsListener::new(listener, config)?, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            tracing::info!(%addr, "serving");
+            axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::test_support::{Reply, mock_client, serve as api_server};
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const TOKEN_REVIEWS: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
+    const ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+
+    /// The status line of a GET of `/metrics` on `addr`, with `token` as the bearer token.
+    async fn scrape(addr: SocketAddr, token: Option<&str>) -> String {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let request =
+            format!("GET /metrics HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        response.lines().next().unwrap_or_default().to_string()
+    }
+
+    #[tokio::test]
+    async fn metrics_answer_only_callers_the_api_server_allows() {
+        let (client, api) = mock_client();
+        let authenticated = json!({"status": {"authenticated": true, "user": {"username": "u"}}});
+        let answer = |allowed: bool| Reply::Json(201, json!({"status": {"allowed": allowed}}));
+        // Requests arrive one scrape after the other: the stranger's reviews, then the reader's.
+        let expected = vec![
+            (
+                "POST",
+                TOKEN_REVIEWS.into(),
+                Reply::Json(201, authenticated.clone()),
+            ),
+            ("POST", ACCESS_REVIEWS.into(), answer(false)),
+            (
+                "POST",
+                TOKEN_REVIEWS.into(),
+                Reply::Json(201, authenticated),
+            ),
+            ("POST", ACCESS_REVIEWS.into(), answer(true)),
+        ];
+        let seen = tokio::spawn(api_server(api, expected));
+        let router = metrics_router(Arc::new(Metrics::default()), Some(Authorizer::new(client)));
+        let listener = bind("127.0.0.1:0").await.unwrap().unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(Some(listener), None, router, async {
+            let _ = stopped.await;
+        }));
+
+        assert_eq!(scrape(addr, None).await, "HTTP/1.1 401 Unauthorized");
+        assert_eq!(
+            scrape(addr, Some("stranger")).await,
+            "HTTP/1.1 403 Forbidden"
+        );
+        assert_eq!(scrape(addr, Some("reader")).await, "HTTP/1.1 200 OK");
+        // Cached: no further review.
+        assert_eq!(scrape(addr, Some("reader")).await, "HTTP/1.1 200 OK");
+
+        stop.send(()).unwrap();
+        server.await.unwrap().unwrap();
+        assert_eq!(seen.await.unwrap().len(), 4);
+    }
 }

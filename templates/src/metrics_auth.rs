@@ -1,0 +1,287 @@
+//! Who may scrape `/metrics`, as controller-runtime's `filters.WithAuthenticationAndAuthorization`
+//! decides it: the request's bearer token is authenticated with a TokenReview, and the user it
+//! names is authorized with a SubjectAccessReview (the request's verb, `get`, on the
+//! non-resource URL `/metrics`), both through the manager's own client. No token or a token
+//! the API server does not accept: 401; a user without the `metrics-reader` ClusterRole: 403.
+//!
+//! Decisions are cached per token for a minute (a denial for 10 s), so Prometheus scraping
+//! every 15 s costs the API server two requests a minute at most.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use k8s_openapi::api::authentication::v1 as authnv1;
+use k8s_openapi::api::authorization::v1 as authzv1;
+use kube::Client;
+use kube::api::{Api, PostParams};
+
+/// How long an allowed token is trusted without asking the API server again.
+pub const ALLOWED_TTL: Duration = Duration::from_secs(60);
+/// How long a refused token is refused without asking again.
+pub const DENIED_TTL: Duration = Duration::from_secs(10);
+/// Tokens remembered at most; beyond that the cache starts afresh.
+pub const CACHE_ENTRIES: usize = 1024;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Allowed,
+    /// The API server does not accept the token: 401.
+    Unauthenticated,
+    /// The user may not `get` the path: 403.
+    Forbidden,
+}
+
+impl Decision {
+    fn ttl(self) -> Duration {
+        match self {
+            Decision::Allowed => ALLOWED_TTL,
+            Decision::Unauthenticated | Decision::Forbidden => DENIED_TTL,
+        }
+    }
+}
+
+/// Recent decisions, keyed by verb, path and token.
+#[derive(Debug, Default)]
+struct Cache {
+    entries: HashMap<String, (Decision, Instant)>,
+}
+
+impl Cache {
+    fn get(&self, key: &str, now: Instant) -> Option<Decision> {
+        let (decision, expires) = self.entries.get(key)?;
+        (now < *expires).then_some(*decision)
+    }
+
+    fn insert(&mut self, key: String, decision: Decision, now: Instant) {
+        if self.entries.len() >= CACHE_ENTRIES {
+            self.entries.retain(|_, (_, expires)| now < *expires);
+            if self.entries.len() >= CACHE_ENTRIES {
+                self.entries.clear();
+            }
+        }
+        self.entries.insert(key, (decision, now + decision.ttl()));
+    }
+}
+
+/// Reviews scrapes with the API server; cheap to clone (the cache is shared).
+#[derive(Clone)]
+pub struct Authorizer {
+    client: Client,
+    cache: Arc<Mutex<Cache>>,
+}
+
+impl Authorizer {
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            cache: Arc::default(),
+        }
+    }
+
+    /// Whether `token` may `verb` the non-resource URL `path`.
+    pub async fn decide(&self, token: &str, verb: &str, path: &str) -> kube::Result<Decision> {
+        let key = format!("{verb} {path} {token}");
+        if let Some(decision) = self.cache.lock().unwrap().get(&key, Instant::now()) {
+            return Ok(decision);
+        }
+        let decision = self.review(token, verb, path).await?;
+        self.cache
+            .lock()
+            .unwrap()
+            .insert(key, decision, Instant::now());
+        Ok(decision)
+    }
+
+    async fn review(&self, token: &str, verb: &str, path: &str) -> kube::Result<Decision> {
+        let params = PostParams::default();
+        let review = authnv1::TokenReview {
+            spec: authnv1::TokenReviewSpec {
+                token: token.to_string(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let reviewed = Api::<authnv1::TokenReview>::all(self.client.clone())
+            .create(&params, &review)
+            .await?;
+        let status = reviewed.status.unwrap_or_default();
+        if status.authenticated != Some(true) {
+            return Ok(Decision::Unauthenticated);
+        }
+        let user = status.user.unwrap_or_default();
+        let access = authzv1::SubjectAccessReview {
+            spec: authzv1::SubjectAccessReviewSpec {
+                user: user.username,
+                groups: user.groups,
+                uid: user.uid,
+                extra: user.extra,
+                non_resource_attributes: Some(authzv1::NonResourceAttributes {
+                    path: Some(path.to_string()),
+                    verb: Some(verb.to_string()),
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let answered = Api::<authzv1::SubjectAccessReview>::all(self.client.clone())
+            .create(&params, &access)
+            .await?;
+        Ok(match answered.status {
+            Some(status) if status.allowed => Decision::Allowed,
+            _ => Decision::Forbidden,
+        })
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// axum middleware: passes on only requests whose token may read the path.
+pub async fn require(State(auth): State<Authorizer>, request: Request, next: Next) -> Response {
+    let Some(token) = bearer(request.headers()) else {
+        return (StatusCode::UNAUTHORIZED, "Unauthorized\n").into_response();
+    };
+    let verb = request.method().as_str().to_ascii_lowercase();
+    match auth.decide(token, &verb, request.uri().path()).await {
+        Ok(Decision::Allowed) => next.run(request).await,
+        Ok(Decision::Unauthenticated) => {
+            (StatusCode::UNAUTHORIZED, "Unauthorized\n").into_response()
+        }
+        Ok(Decision::Forbidden) => (StatusCode::FORBIDDEN, "Forbidden\n").into_response(),
+        Err(err) => {
+            if matches!(&err, kube::Error::Api(status) if status.code == 403) {
+                // The ClusterRole metrics-auth-role lets the manager create both reviews.
+                tracing::warn!(%err, "reviewing a metrics request: is metrics-auth-role bound to the manager?");
+            } else {
+                tracing::warn!(%err, "reviewing a metrics request");
+            }
+            (StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n").into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::test_support::{Reply, mock_client, serve};
+    use serde_json::json;
+
+    const TOKEN_REVIEWS: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
+    const ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+
+    fn token_review(authenticated: bool) -> Reply {
+        Reply::Json(
+            201,
+            json!({
+                "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {},
+                "status": {"authenticated": authenticated, "user": {
+                    "username": "system:serviceaccount:monitoring:prometheus",
+                    "uid": "u-1", "groups": ["system:serviceaccounts"],
+                }},
+            }),
+        )
+    }
+
+    fn access_review(allowed: bool) -> Reply {
+        Reply::Json(
+            201,
+            json!({
+                "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                "spec": {}, "status": {"allowed": allowed},
+            }),
+        )
+    }
+
+    /// Asks `decide` for each token in turn; the API server sees exactly `expected`.
+    async fn decisions(
+        tokens: &[&str],
+        expected: Vec<crate::controller::test_support::Expected>,
+    ) -> (Vec<Decision>, Vec<crate::controller::test_support::Seen>) {
+        let (client, server) = mock_client();
+        let seen = tokio::spawn(serve(server, expected));
+        let auth = Authorizer::new(client);
+        let mut decided = Vec::new();
+        for token in tokens {
+            decided.push(auth.decide(token, "get", "/metrics").await.unwrap());
+        }
+        drop(auth);
+        (decided, seen.await.unwrap())
+    }
+
+    #[tokio::test]
+    async fn an_allowed_token_is_reviewed_once_then_cached() {
+        let expected = vec![
+            ("POST", TOKEN_REVIEWS.into(), token_review(true)),
+            ("POST", ACCESS_REVIEWS.into(), access_review(true)),
+        ];
+        let (decided, seen) = decisions(&["t1", "t1", "t1"], expected).await;
+        assert_eq!(decided, [Decision::Allowed; 3]);
+        assert_eq!(seen[0].body["spec"]["token"], "t1");
+        let spec = &seen[1].body["spec"];
+        assert_eq!(spec["user"], "system:serviceaccount:monitoring:prometheus");
+        assert_eq!(spec["uid"], "u-1");
+        assert_eq!(spec["groups"], json!(["system:serviceaccounts"]));
+        assert_eq!(
+            spec["nonResourceAttributes"],
+            json!({"path": "/metrics", "verb": "get"})
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unknown_token_is_unauthenticated_without_an_access_review() {
+        let expected = vec![("POST", TOKEN_REVIEWS.into(), token_review(false))];
+        let (decided, _) = decisions(&["bad", "bad"], expected).await;
+        assert_eq!(decided, [Decision::Unauthenticated; 2]);
+    }
+
+    #[tokio::test]
+    async fn a_user_without_the_reader_role_is_forbidden() {
+        let expected = vec![
+            ("POST", TOKEN_REVIEWS.into(), token_review(true)),
+            ("POST", ACCESS_REVIEWS.into(), access_review(false)),
+        ];
+        let (decided, _) = decisions(&["t2"], expected).await;
+        assert_eq!(decided, [Decision::Forbidden]);
+    }
+
+    #[test]
+    fn denials_expire_sooner_and_the_cache_stays_bounded() {
+        let now = Instant::now();
+        let mut cache = Cache::default();
+        cache.insert("yes".into(), Decision::Allowed, now);
+        cache.insert("no".into(), Decision::Forbidden, now);
+        let later = now + DENIED_TTL;
+        assert_eq!(cache.get("yes", later), Some(Decision::Allowed));
+        assert_eq!(cache.get("no", later), None);
+        assert_eq!(cache.get("yes", now + ALLOWED_TTL), None);
+
+        for i in 0..CACHE_ENTRIES * 2 {
+            cache.insert(i.to_string(), Decision::Allowed, now);
+            assert!(cache.entries.len() <= CACHE_ENTRIES);
+        }
+    }
+
+    #[test]
+    fn reads_bearer_tokens_only() {
+        let headers = |value: &str| {
+            let mut map = HeaderMap::new();
+            map.insert(header::AUTHORIZATION, value.parse().unwrap());
+            map
+        };
+        assert_eq!(bearer(&headers("Bearer abc")), Some("abc"));
+        assert_eq!(bearer(&headers("bearer abc")), Some("abc"));
+        assert_eq!(bearer(&headers("Basic abc")), None);
+        assert_eq!(bearer(&headers("Bearer ")), None);
+        assert_eq!(bearer(&HeaderMap::new()), None);
+    }
+}

@@ -1,0 +1,324 @@
+//! TLS for the metrics server: the serving certificate and a listener that hands axum finished
+//! TLS connections. The certificate is either made at start (self-signed, as
+//! controller-runtime does when none is given) or read from a directory, such as a mounted
+//! cert-manager Secret, and read again when its files change. Only HTTP/1.1 is offered (ALPN),
+//! as kubebuilder's managers do by default.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rustls::ServerConfig;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
+
+/// A client that has not finished its handshake by then is dropped.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum CertError {
+    #[error("reading {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("making a self-signed certificate: {0}")]
+    Generate(#[from] rcgen::Error),
+}
+
+/// The certificate file's and the key file's contents.
+type Pem = (Vec<u8>, Vec<u8>);
+
+/// Where a certificate and its key are read from: `dir`/`cert` and `dir`/`key`.
+#[derive(Clone, Debug)]
+pub struct CertFiles {
+    pub dir: PathBuf,
+    pub cert: String,
+    pub key: String,
+}
+
+impl CertFiles {
+    fn read(&self) -> Result<Pem, CertError> {
+        let read = |name: &str| {
+            let path = self.dir.join(name);
+            std::fs::read(&path).map_err(|source| CertError::Read { path, source })
+        };
+        Ok((read(&self.cert)?, read(&self.key)?))
+    }
+
+    /// The certificate chain and key in `cert` and `key` (PEM).
+    fn parse(&self, cert: &[u8], key: &[u8]) -> Result<CertifiedKey, CertError> {
+        let invalid = |name: &str, message: String| CertError::Invalid {
+            path: self.dir.join(name),
+            message,
+        };
+        let chain = CertificateDer::pem_slice_iter(cert)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| invalid(&self.cert, e.to_string()))?;
+        if chain.is_empty() {
+            return Err(invalid(&self.cert, "no PEM certificate".into()));
+        }
+        let key =
+            PrivateKeyDer::from_pem_slice(key).map_err(|e| invalid(&self.key, e.to_string()))?;
+        certified(chain, key).map_err(|e| invalid(&self.key, e.to_string()))
+    }
+}
+
+fn certified(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<CertifiedKey, rustls::Error> {
+    let signer = rustls::crypto::ring::sign::any_supported_type(&key)?;
+    Ok(CertifiedKey::new(chain, signer))
+}
+
+/// The certificate the server presents; swapped in place when its files change.
+pub struct ServingCert {
+    current: RwLock<Arc<CertifiedKey>>,
+    /// Where the certificate comes from, and what the files held when last read.
+    files: Option<(CertFiles, RwLock<Pem>)>,
+}
+
+impl fmt::Debug for ServingCert {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let files = self.files.as_ref().map(|(files, _)| files);
+        f.debug_struct("ServingCert")
+            .field("files", &files)
+            .finish()
+    }
+}
+
+impl ServingCert {
+    /// A fresh self-signed certificate for `localhost` and 127.0.0.1, and its ECDSA P-256 key.
+    pub fn self_signed() -> Result<Self, CertError> {
+        let made = rcgen::generate_simple_self_signed(["localhost".into(), "127.0.0.1".into()])?;
+        let key = PrivatePkcs8KeyDer::from(made.signing_key.serialize_der());
+        let key = certified(vec![made.cert.der().clone()], key.into()).map_err(|e| {
+            CertError::Invalid {
+                path: PathBuf::from("<self-signed>"),
+                message: e.to_string(),
+            }
+        })?;
+        Ok(Self {
+            current: RwLock::new(Arc::new(key)),
+            files: None,
+        })
+    }
+
+    /// The certificate in `files`, read now; `reload` reads them again.
+    pub fn from_files(files: CertFiles) -> Result<Self, CertError> {
+        let (cert, key) = files.read()?;
+        let certified = files.parse(&cert, &key)?;
+        Ok(Self {
+            current: RwLock::new(Arc::new(certified)),
+            files: Some((files, RwLock::new((cert, key)))),
+        })
+    }
+
+    /// Reads the files again and takes their certificate if they changed. Returns whether it
+    /// did; a broken new pair is an error and the certificate in use stays.
+    pub fn reload(&self) -> Result<bool, CertError> {
+        let Some((files, last)) = &self.files else {
+            return Ok(false);
+        };
+        let read = files.read()?;
+        if *last.read().unwrap() == read {
+            return Ok(false);
+        }
+        let certified = files.parse(&read.0, &read.1)?;
+        *self.current.write().unwrap() = Arc::new(certified);
+        *last.write().unwrap() = read;
+        Ok(true)
+    }
+
+    /// Calls `reload` every `period`, forever (a Secret's files change when cert-manager
+    /// renews it).
+    pub async fn reload_every(self: Arc<Self>, period: Duration) {
+        if self.files.is_none() {
+            return;
+        }
+        loop {
+            tokio::time::sleep(period).await;
+            match self.reload() {
+                Ok(true) => tracing::info!("metrics serving certificate reloaded"),
+                Ok(false) => {}
+                Err(err) => tracing::warn!(%err, "keeping the metrics serving certificate"),
+            }
+        }
+    }
+
+    /// The rustls configuration: this certificate, TLS 1.2 and 1.3, HTTP/1.1 only.
+    pub fn server_config(self: Arc<Self>) -> Arc<ServerConfig> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_no_client_auth()
+            .with_cert_resolver(self);
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Arc::new(config)
+    }
+}
+
+impl ResolvesServerCert for ServingCert {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current.read().unwrap().clone())
+    }
+}
+
+/// Accepts TCP connections and completes their TLS handshakes in tasks of their own, so a
+/// slow client never holds up the others; axum serves the connections it yields.
+pub struct TlsListener {
+    local: SocketAddr,
+    ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+}
+
+impl TlsListener {
+    pub fn new(listener: TcpListener, config: Arc<ServerConfig>) -> io::Result<Self> {
+        let local = listener.local_addr()?;
+        let (tx, ready) = mpsc::channel(16);
+        let acceptor = TlsAcceptor::from(config);
+        tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    accepted = listener.accept() => accepted,
+                    // The server has stopped.
+                    () = tx.closed() => return,
+                };
+                let (tcp, peer) = match accepted {
+                    Ok(accepted) => accepted,
+                    Err(err) => {
+                        // Out of file descriptors, typically: wait, as axum's listener does.
+                        tracing::warn!(%err, "accepting a metrics connection");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                };
+                let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                tokio::spawn(async move {
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                        Ok(Ok(tls)) => {
+                            let _ = tx.send((tls, peer)).await;
+                        }
+                        Ok(Err(err)) => tracing::debug!(%err, %peer, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
+                });
+            }
+        });
+        Ok(Self { local, ready })
+    }
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = TlsStream<TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        match self.ready.recv().await {
+            Some(connection) => connection,
+            None => std::future::pending().await,
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::pki_types::ServerName;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn write_pair(dir: &std::path::Path, name: &str) -> Vec<u8> {
+        let made = rcgen::generate_simple_self_signed([name.to_string()]).unwrap();
+        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
+        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+        made.cert.der().to_vec()
+    }
+
+    fn files(dir: &std::path::Path) -> CertFiles {
+        CertFiles {
+            dir: dir.to_path_buf(),
+            cert: "tls.crt".into(),
+            key: "tls.key".into(),
+        }
+    }
+
+    fn presented(cert: &ServingCert) -> Vec<u8> {
+        cert.current.read().unwrap().cert[0].to_vec()
+    }
+
+    #[test]
+    fn reads_a_pair_from_a_directory_and_again_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = write_pair(dir.path(), "a.example");
+        let cert = ServingCert::from_files(files(dir.path())).unwrap();
+        assert_eq!(presented(&cert), first);
+        assert!(
+            !cert.reload().unwrap(),
+            "unchanged files are not parsed again"
+        );
+
+        let second = write_pair(dir.path(), "b.example");
+        assert!(cert.reload().unwrap());
+        assert_eq!(presented(&cert), second);
+
+        // A broken pair (cert-manager halfway through a renewal) leaves the old one in use.
+        std::fs::write(dir.path().join("tls.key"), "not a key").unwrap();
+        let err = cert.reload().unwrap_err().to_string();
+        assert!(err.contains("tls.key"), "{err}");
+        assert_eq!(presented(&cert), second);
+    }
+
+    #[test]
+    fn a_missing_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = ServingCert::from_files(files(dir.path()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tls.crt"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn serves_tls_with_http_1_1_only() {
+        let cert = Arc::new(ServingCert::self_signed().unwrap());
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from(presented(&cert))).unwrap();
+        let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut listener = TlsListener::new(tcp, cert.server_config()).unwrap();
+        let addr = axum::serve::Listener::local_addr(&listener).unwrap();
+        let server = tokio::spawn(async move {
+            let (mut tls, _) = axum::serve::Listener::accept(&mut listener).await;
+            tls.write_all(b"hello").await.unwrap();
+            tls.shutdown().await.unwrap();
+        });
+
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut client = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        client.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let name = ServerName::try_from("localhost").unwrap();
+        let mut tls = connector.connect(name, tcp).await.unwrap();
+        assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
+        let mut greeting = String::new();
+        tls.read_to_string(&mut greeting).await.unwrap();
+        assert_eq!(greeting, "hello");
+        server.await.unwrap();
+    }
+}
