@@ -104,6 +104,10 @@ pub struct CreateApiArgs {
     /// and a Service (kubebuilder's deploy-image plugin) [default: true for kind Application]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub deploy_image: Option<bool>,
+    /// With --resource=false: another project's CRD (YAML) to make Rust types from, for a
+    /// controller of its objects
+    #[arg(long, value_name = "FILE")]
+    pub external_api_crd: Option<std::path::PathBuf>,
     /// Overwrite this kind's existing files
     #[arg(long)]
     pub force: bool,

@@ -30,6 +30,8 @@ pub struct ProjectContext {
     pub controllers: Vec<ResourceContext>,
     /// The `src/api` module tree: groups (the domain group has no module) holding versions.
     pub api_groups: Vec<ApiGroup>,
+    /// The `src/api/external` module tree: other projects' types, by group and version.
+    pub external_groups: Vec<ApiGroup>,
     /// The `src/controller` module tree: the domain group's modules first, then one per group.
     pub controller_modules: Vec<ModuleGroup>,
     /// One entry per kind: its versions and the one stored in etcd.
@@ -80,9 +82,13 @@ pub struct ResourceContext {
     /// Sample manifest file name (`minetto.dev_v1alpha1_application.yaml`).
     pub sample_file: String,
     pub finalizer: String,
-    /// For one of Kubernetes' own types (`--resource=false`): its k8s-openapi path
-    /// (`k8s_openapi::api::apps::v1::Deployment`); empty for the project's own APIs.
-    pub builtin_path: String,
+    /// For a type the project does not define (`--resource=false`): its Rust path, in
+    /// k8s-openapi (`k8s_openapi::api::apps::v1::Deployment`) or, for another project's CRD,
+    /// in `src/api/external` (`crate::api::external::storage::v1beta1::Backup`); empty for the
+    /// project's own APIs.
+    pub foreign_type: String,
+    /// For another project's CRD: its copy in the project, which the envtest suite installs.
+    pub external_crd: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -133,6 +139,7 @@ impl ResourceContext {
         let builtin = resource.builtin();
         let api_group = match &builtin {
             Some(builtin) => builtin.api_group.to_string(),
+            None if resource.external => format!("{}.{}", resource.group, resource.domain),
             None if resource.group.is_empty() => project.domain.clone(),
             None => format!("{}.{}", resource.group, project.domain),
         };
@@ -144,10 +151,11 @@ impl ResourceContext {
             }
         };
         let version_module = module_ident(&resource.version);
+        let api_rust_path = format!("{}{version_module}", group_prefix("::"));
         ResourceContext {
             kind: resource.kind.clone(),
             // Kubernetes' own types are named as k8s-openapi names them.
-            type_name: if builtin.is_some() {
+            type_name: if builtin.is_some() || resource.external {
                 resource.kind.clone()
             } else {
                 type_ident(&resource.kind)
@@ -174,7 +182,7 @@ impl ResourceContext {
             namespaced: resource.namespaced,
             controller: resource.controller,
             deploy_image: resource.deploy_image,
-            api_rust_path: format!("{}{version_module}", group_prefix("::")),
+            api_rust_path: api_rust_path.clone(),
             api_file: format!("{}{version_module}/{module}", group_prefix("/")),
             controller_rust_path: format!("{}{module}", group_prefix("::")),
             controller_file: format!("{}{module}", group_prefix("/")),
@@ -186,7 +194,18 @@ impl ResourceContext {
             ),
             kind_snake,
             module,
-            builtin_path: builtin.map(|b| b.rust_path()).unwrap_or_default(),
+            foreign_type: match builtin {
+                Some(builtin) => builtin.rust_path(),
+                None if resource.external => {
+                    format!("crate::api::external::{api_rust_path}::{}", resource.kind)
+                }
+                None => String::new(),
+            },
+            external_crd: if resource.external {
+                resource.path.clone()
+            } else {
+                String::new()
+            },
         }
     }
 }
@@ -205,7 +224,12 @@ impl ProjectContext {
         // Kubernetes' own types have controllers here, but no types, CRD, sample or roles.
         let own: Vec<ResourceContext> = resources
             .iter()
-            .filter(|r| r.builtin_path.is_empty())
+            .filter(|r| r.foreign_type.is_empty())
+            .cloned()
+            .collect();
+        let externals: Vec<ResourceContext> = resources
+            .iter()
+            .filter(|r| !r.external_crd.is_empty())
             .cloned()
             .collect();
         let crds = crds(&own);
@@ -225,6 +249,7 @@ impl ProjectContext {
             },
             controllers: resources.iter().filter(|r| r.controller).cloned().collect(),
             api_groups: api_groups(&own),
+            external_groups: api_groups(&externals),
             controller_modules: controller_modules(&resources),
             crds,
             rbac_groups: rbac_groups(&own),

@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod commands;
 pub mod context;
+pub mod external_crd;
 pub mod format;
 pub mod naming;
 pub mod plan;

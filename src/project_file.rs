@@ -47,6 +47,10 @@ pub struct Resource {
     /// kubebuilder's PROJECT; empty for the project's own APIs.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
+    /// Another project's CRD, its copy at `path` (`create api --external-api-crd`), as
+    /// kubebuilder marks external types.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub group: String,
     pub version: String,

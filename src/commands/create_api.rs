@@ -6,7 +6,9 @@ use anyhow::{Result, bail};
 
 use crate::cli::CreateApiArgs;
 use crate::context::{ProjectContext, ResourceContext};
-use crate::naming::{BuiltinType, DefaultPlural, default_plural};
+use crate::naming::{DefaultPlural, default_plural};
+
+use super::foreign_api::{builtin_resource, external_crd, external_resource};
 use crate::plan::{PlannedFile, Policy};
 use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
@@ -15,7 +17,11 @@ use crate::writer::Force;
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
-    let (resource, note) = resource_from_args(&project, args)?;
+    let external = external_crd(args)?;
+    let (resource, note) = match &external {
+        Some(crd) => (external_resource(&project, args, crd)?, None),
+        None => resource_from_args(&project, args)?,
+    };
     if let Some(note) = note {
         eprintln!("{note}");
     }
@@ -33,6 +39,25 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
 
     let mut plan = render(Scope::Resource, &ctx, Some(&resource_ctx))?;
     plan.extend(render(Scope::Generated, &ctx, None)?);
+    if let Some(crd) = external {
+        // The types are the user's to adjust (like the API types), the CRD copy theirs to
+        // update; both written once.
+        for (path, contents, verbatim) in [
+            (
+                format!("src/api/external/{}.rs", resource_ctx.api_file),
+                crd.types,
+                false,
+            ),
+            (crd.path, crd.yaml, true),
+        ] {
+            plan.add(PlannedFile {
+                path: path.into(),
+                contents,
+                policy: Policy::Create,
+                verbatim,
+            });
+        }
+    }
     plan.add(PlannedFile {
         path: project_file::FILE_NAME.into(),
         contents: project.to_yaml()?,
@@ -40,10 +65,11 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         verbatim: true,
     });
     let controller = format!("src/controller/{}.rs", resource_ctx.controller_file);
-    let (what, edit) = match (resource.builtin(), resource.controller) {
-        (Some(_), _) => ("Controller for", controller),
-        (None, false) => ("API", format!("src/api/{}.rs", resource_ctx.api_file)),
-        (None, true) => (
+    let foreign = resource.builtin().is_some() || resource.external;
+    let (what, edit) = match (foreign, resource.controller) {
+        (true, _) => ("Controller for", controller),
+        (false, false) => ("API", format!("src/api/{}.rs", resource_ctx.api_file)),
+        (false, true) => (
             "API",
             format!("src/api/{}.rs and {controller}", resource_ctx.api_file),
         ),
@@ -66,7 +92,7 @@ fn resource_from_args(
     project: &Project,
     args: &CreateApiArgs,
 ) -> Result<(Resource, Option<String>)> {
-    if !args.resource {
+    if !args.resource && args.external_api_crd.is_none() {
         return Ok((builtin_resource(project, args)?, None));
     }
     if !args.api.group.is_empty() {
@@ -94,6 +120,7 @@ fn resource_from_args(
     let probe = Resource {
         domain: String::new(),
         path: String::new(),
+        external: false,
         group: args.api.group.clone(),
         version: args.api.version.clone(),
         kind: args.api.kind.clone(),
@@ -166,60 +193,6 @@ fn resource_from_args(
         );
     }
     Ok((resource, note))
-}
-
-/// A controller for one of Kubernetes' own types (`--resource=false`), recorded in PROJECT as
-/// kubebuilder records it (`domain: k8s.io`, `path: k8s.io/api/<group>/<version>`).
-fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
-    let api = &args.api;
-    let Some(builtin) = BuiltinType::find(&api.group, &api.version, &api.kind) else {
-        bail!(
-            "{}/{} {} is not a Kubernetes {} type\nhelp: --resource=false makes a controller for a type Kubernetes defines: {}",
-            if api.group.is_empty() {
-                "core"
-            } else {
-                &api.group
-            },
-            api.version,
-            api.kind,
-            crate::versions::VERSIONS.kubernetes,
-            BuiltinType::suggestions(&api.group)
-        );
-    };
-    if !args.controller {
-        bail!(
-            "--resource=false --controller=false would scaffold nothing\nhelp: drop --controller=false to get a controller for {}",
-            builtin.kind
-        );
-    }
-    if args.deploy_image == Some(true) || args.plural.is_some() {
-        bail!(
-            "--deploy-image and --plural apply to the project's own APIs, not to {}\nhelp: drop them, or drop --resource=false",
-            builtin.kind
-        );
-    }
-    let resource = Resource {
-        domain: "k8s.io".into(),
-        path: builtin.path(),
-        group: builtin.group_flag().into(),
-        version: builtin.version.into(),
-        kind: builtin.kind.into(),
-        plural: builtin.plural.into(),
-        short_name: String::new(),
-        namespaced: builtin.namespaced,
-        controller: true,
-        deploy_image: false,
-    };
-    if project.resources.iter().any(|r| r.same_kind(&resource)) && !args.force {
-        bail!(
-            "{}/{} {} already has a controller in {}\nhelp: pass --force to rewrite its files",
-            resource.group,
-            resource.version,
-            resource.kind,
-            project_file::FILE_NAME
-        );
-    }
-    Ok(resource)
 }
 
 /// One line telling the user where opsdk's default plural departs from kubebuilder's.

@@ -2,6 +2,7 @@
 
 pub mod create_api;
 pub mod delete_api;
+mod foreign_api;
 pub mod init;
 
 use std::io::Write as _;

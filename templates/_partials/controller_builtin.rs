@@ -1,5 +1,5 @@
 {%- set r = resource -%}
-//! Reconciles {{ r.kind }}s, a Kubernetes type this project does not define: every
+//! Reconciles {{ r.kind }}s, a {% if r.external_crd %}type another project defines ({{ r.external_crd }}){% else %}Kubernetes type{% endif %} this project does not define: every
 //! {{ r.kind }} the manager may see comes to `apply` when it changes, and again every
 //! `--sync-period`. The watch, retries, metrics and failure events are done; what a
 //! {{ r.kind }} means to this operator goes in `apply`.
@@ -14,7 +14,7 @@ use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, refl
 use kube::ResourceExt;
 use tracing::{debug, warn};
 
-use {{ r.builtin_path }};
+use {{ r.foreign_type }};
 
 use crate::context::retry_key;
 use crate::rbac::Rule;
@@ -27,8 +27,13 @@ const CONTROLLER: &str = "{{ r.name_stem }}";
 /// Reading is all it needs so far; a write `apply` makes needs its verb here (with a
 /// field manager of its own, e.g. "{{ project.name }}-{{ r.name_stem }}").
 pub const RBAC: &[Rule] = &[Rule {
+{%- if r.external_crd %}
+    api_groups: &["{{ r.api_group }}"],
+    resources: &["{{ r.plural }}"],
+{%- else %}
     api_groups: &[<{{ r.kind }} as k8s_openapi::Resource>::GROUP],
     resources: &[<{{ r.kind }} as k8s_openapi::Resource>::URL_PATH_SEGMENT],
+{%- endif %}
     verbs: &["list", "watch"],
 }];
 

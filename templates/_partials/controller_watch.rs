@@ -9,7 +9,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     // The controller's cache of {{ r.kind }}s, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.
     let (reader, writer) = reflector::store();
-{%- if r.builtin_path %}
+{%- if r.foreign_type %}
     // A new generation (a spec change) needs a reconcile, and for types without one (a
     // ConfigMap) any change; status updates of the others need none.
     let changed = predicates::generation.fallback(predicates::resource_version);

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 
 use kube::api::{Api, ListParams};
 
-use {{ r.builtin_path }};
+use {{ r.foreign_type | replace(from="crate::", to=project.crate_name ~ "::") }};
 use {{ project.crate_name }}::Context;
 use {{ project.crate_name }}::controller::{{ r.controller_rust_path }} as controller;
 use {{ project.crate_name }}::metrics::Metrics;
@@ -29,13 +29,19 @@ async fn {{ r.kind_snake }}s_are_watched_and_reconciled() {
         contexts.send(ctx.clone()).expect("the test waits for the context");
         controller::run(ctx)
     };
+{%- if r.external_crd %}
+    // Another project installs this CRD in a cluster; here, its copy.
+    let crd = serde_saphyr::from_str(include_str!("../{{ r.external_crd }}")).expect("parsing {{ r.external_crd }}");
+    let Some((_cp, client)) = ControlPlane::with_controller(vec![crd], &role, run).await else { return };
+{%- else %}
     let Some((_cp, client)) = ControlPlane::with_controller(Vec::new(), &role, run).await else { return };
+{%- endif %}
     let ctx = context.recv().expect("the controller started");
 
     // Its role lets it list and watch every {{ r.kind }} the API server has.
     ctx.watches.wait(TIMEOUT).await.expect("the controller's watch lists {{ r.kind }}s");
 
-    // Any {{ r.kind }} there is (the API server makes some kinds itself) is reconciled.
+    // Any {{ r.kind }} there is{% if not r.external_crd %} (the API server makes some kinds itself){% endif %} is reconciled.
     let existing = Api::<{{ r.kind }}>::all(client).list(&ListParams::default()).await.unwrap();
     if !existing.items.is_empty() {
         let success = r#"controller_runtime_reconcile_total{controller="{{ r.name_stem }}",result="success"}"#;

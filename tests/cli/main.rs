@@ -6,6 +6,7 @@ mod create_api;
 mod delete_api;
 mod e2e;
 mod flect;
+mod foreign_api;
 mod generated;
 mod golden;
 mod host;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::article::{APPLICATION_YAML, Manager, build_article_project, deployment_of};
 use crate::envtest;
-use crate::host::http_get;
+use crate::host::{http_get, wait_for_ok};
 
 /// How soon after kube-apiserver answers again the manager must reconcile.
 const RECOVERY: Duration = Duration::from_secs(15);
@@ -72,7 +72,7 @@ async fn the_manager_explains_why_it_cannot_start_and_recovers_from_an_api_serve
     std::fs::write(dir.join("application.yaml"), APPLICATION_YAML).unwrap();
     kubectl.ok(&["apply", "-f", "application.yaml"]);
     deployment_of(kubectl, "application-sample");
-    assert!(answer(manager.probes, "/readyz").starts_with("HTTP/1.1 200"));
+    wait_for_ok("the manager", manager.probes, "/readyz");
 
     // kube-apiserver crashes and comes back: an Application created then is reconciled
     // within 15 s.

@@ -1,0 +1,119 @@
+//! `create api` for types the project does not define (`--resource=false`): Kubernetes' own
+//! types, and other projects' CRDs (`--external-api-crd`). A controller, no API.
+
+use anyhow::{Result, bail};
+
+use crate::cli::CreateApiArgs;
+use crate::external_crd::ExternalCrd;
+use crate::naming::BuiltinType;
+use crate::project_file::{self, Project, Resource};
+
+/// The CRD of `--external-api-crd`, which needs `--resource=false`.
+pub(super) fn external_crd(args: &CreateApiArgs) -> Result<Option<ExternalCrd>> {
+    let Some(file) = &args.external_api_crd else {
+        return Ok(None);
+    };
+    if args.resource {
+        bail!(
+            "--external-api-crd is for a type another project defines, with no API scaffolded here\nhelp: add --resource=false"
+        );
+    }
+    let api = &args.api;
+    ExternalCrd::read(file, &api.group, &api.version, &api.kind).map(Some)
+}
+
+/// A controller for another project's CRD, recorded as kubebuilder records external types:
+/// `external: true`, the group split into group and domain, `path` the CRD's copy here.
+pub(super) fn external_resource(
+    project: &Project,
+    args: &CreateApiArgs,
+    crd: &ExternalCrd,
+) -> Result<Resource> {
+    if !args.controller || args.deploy_image == Some(true) || args.plural.is_some() {
+        bail!(
+            "--external-api-crd makes a controller for {}: --controller=false, --deploy-image and --plural do not apply\nhelp: drop them",
+            crd.kind
+        );
+    }
+    let (group, domain) = crd
+        .group
+        .split_once('.')
+        .unwrap_or((crd.group.as_str(), ""));
+    let resource = Resource {
+        domain: domain.into(),
+        path: crd.path.clone(),
+        external: true,
+        group: group.into(),
+        version: args.api.version.clone(),
+        kind: crd.kind.clone(),
+        plural: crd.plural.clone(),
+        short_name: String::new(),
+        namespaced: crd.namespaced,
+        controller: true,
+        deploy_image: false,
+    };
+    if project.resources.iter().any(|r| r.same_kind(&resource)) && !args.force {
+        bail!(
+            "{} {} already has a controller in {}\nhelp: pass --force to rewrite its files",
+            crd.group,
+            crd.kind,
+            project_file::FILE_NAME
+        );
+    }
+    Ok(resource)
+}
+
+/// A controller for one of Kubernetes' own types (`--resource=false`), recorded in PROJECT as
+/// kubebuilder records it (`domain: k8s.io`, `path: k8s.io/api/<group>/<version>`).
+pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
+    let api = &args.api;
+    let Some(builtin) = BuiltinType::find(&api.group, &api.version, &api.kind) else {
+        bail!(
+            "{}/{} {} is not a Kubernetes {} type\nhelp: --resource=false makes a controller for a type Kubernetes defines: {}",
+            if api.group.is_empty() {
+                "core"
+            } else {
+                &api.group
+            },
+            api.version,
+            api.kind,
+            crate::versions::VERSIONS.kubernetes,
+            BuiltinType::suggestions(&api.group)
+        );
+    };
+    if !args.controller {
+        bail!(
+            "--resource=false --controller=false would scaffold nothing\nhelp: drop --controller=false to get a controller for {}",
+            builtin.kind
+        );
+    }
+    if args.deploy_image == Some(true) || args.plural.is_some() {
+        bail!(
+            "--deploy-image and --plural apply to the project's own APIs, not to {}\nhelp: drop them, or drop --resource=false",
+            builtin.kind
+        );
+    }
+    let resource = Resource {
+        domain: "k8s.io".into(),
+        path: builtin.path(),
+        external: false,
+        group: builtin.group_flag().into(),
+        version: builtin.version.into(),
+        kind: builtin.kind.into(),
+        plural: builtin.plural.into(),
+        short_name: String::new(),
+        namespaced: builtin.namespaced,
+        controller: true,
+        deploy_image: false,
+    };
+    if project.resources.iter().any(|r| r.same_kind(&resource)) && !args.force {
+        bail!(
+            "{}/{} {} already has a controller in {}\nhelp: pass --force to rewrite its files",
+            resource.group,
+            resource.version,
+            resource.kind,
+            project_file::FILE_NAME
+        );
+    }
+    Ok(resource)
+}

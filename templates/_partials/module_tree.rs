@@ -1,0 +1,23 @@
+{% for group in groups %}
+{%- if group.module %}
+pub mod {{ group.module }} {
+{%- for version in group.versions %}
+    pub mod {{ version.module }} {
+{%- for kind in version.kinds %}
+        mod {{ kind.module }};
+        pub use {{ kind.module }}::*;
+{%- endfor %}
+    }
+{%- endfor %}
+}
+{%- else %}
+{%- for version in group.versions %}
+pub mod {{ version.module }} {
+{%- for kind in version.kinds %}
+    mod {{ kind.module }};
+    pub use {{ kind.module }}::*;
+{%- endfor %}
+}
+{%- endfor %}
+{%- endif %}
+{% endfor %}

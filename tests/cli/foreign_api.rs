@@ -1,0 +1,167 @@
+//! `create api --resource=false`: controllers for types the project does not define,
+//! Kubernetes' own and other projects' CRDs (`--external-api-crd`).
+
+use std::path::PathBuf;
+
+use crate::support::*;
+
+/// The files `create api` added to a project that had `before`.
+fn added(
+    dir: &std::path::Path,
+    before: &std::collections::BTreeMap<PathBuf, Vec<u8>>,
+) -> Vec<PathBuf> {
+    snapshot(dir)
+        .into_keys()
+        .filter(|p| !before.contains_key(p))
+        .collect()
+}
+
+/// `--resource=false` for one of Kubernetes' own types: a controller, its RBAC and its test,
+/// recorded in PROJECT as kubebuilder records it; no types, CRD, sample or roles.
+#[test]
+fn a_controller_for_a_kubernetes_type_has_no_api_of_its_own() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let before = snapshot(&dir);
+    let stdout = create_api(
+        &dir,
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+        ],
+    );
+    assert!(
+        stdout.contains("Controller for apps/v1 Deployment scaffolded"),
+        "{stdout}"
+    );
+    let after = snapshot(&dir);
+    let added: Vec<&std::path::PathBuf> =
+        after.keys().filter(|p| !before.contains_key(*p)).collect();
+    let wanted = [
+        "src/controller/apps/deployment.rs",
+        "tests/apps_deployment.rs",
+    ];
+    assert_eq!(
+        added,
+        wanted
+            .map(std::path::PathBuf::from)
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    let controller = read(&dir, "src/controller/apps/deployment.rs");
+    assert!(controller.contains("use k8s_openapi::api::apps::v1::Deployment;"));
+    assert!(controller.contains("<Deployment as k8s_openapi::Resource>::URL_PATH_SEGMENT"));
+    assert!(read(&dir, "src/controller/mod.rs").contains("apps::deployment::RBAC"));
+    assert!(!read(&dir, "src/api/mod.rs").contains("Deployment"));
+    assert!(!read(&dir, "config/samples/kustomization.yaml").contains("deployment"));
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains("- domain: k8s.io\n  path: k8s.io/api/apps/v1\n  group: apps\n"),
+        "{project}"
+    );
+}
+
+const BACKUP_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/cli/fixtures/backups.storage.example.com.yaml"
+);
+
+/// `--external-api-crd`: Rust types made from another project's CRD, its copy for the tests,
+/// and a controller; PROJECT marks it `external` as kubebuilder does.
+#[test]
+fn a_controller_for_another_projects_crd_gets_types_made_from_it() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let before = snapshot(&dir);
+    let args = [
+        "--group",
+        "storage",
+        "--version",
+        "v1beta1",
+        "--kind",
+        "Backup",
+        "--resource=false",
+        "--external-api-crd",
+        BACKUP_CRD,
+    ];
+    let stdout = create_api(&dir, &args);
+    assert!(
+        stdout.contains("Controller for storage.example.com/v1beta1 Backup"),
+        "{stdout}"
+    );
+    let wanted = [
+        "config/crd/external/storage.example.com_backups.yaml",
+        "src/api/external/storage/v1beta1/backup.rs",
+        "src/controller/storage/backup.rs",
+        "tests/storage_backup.rs",
+    ];
+    assert_eq!(added(&dir, &before), wanted.map(PathBuf::from));
+    let types = read(&dir, "src/api/external/storage/v1beta1/backup.rs");
+    assert!(
+        types.contains("pub struct BackupSpec") && types.contains("kopium"),
+        "{types}"
+    );
+    assert!(read(&dir, "src/api/mod.rs").contains("pub mod external {"));
+    assert!(!read(&dir, "config/crd/kustomization.yaml").contains("backups"));
+    let project = read(&dir, "PROJECT");
+    assert!(project.contains("- domain: example.com\n  path: config/crd/external/storage.example.com_backups.yaml\n  external: true\n"), "{project}");
+}
+
+#[test]
+fn an_external_crd_that_does_not_match_the_flags_is_refused() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let refused = |args: &[&str], needle: &str| {
+        assert_refused(&dir, &mut create_api_cmd(&dir, args), needle);
+    };
+    let flags = |kind: &str, version: &str| {
+        [
+            "--version",
+            version,
+            "--kind",
+            kind,
+            "--resource=false",
+            "--external-api-crd",
+            BACKUP_CRD,
+        ]
+        .map(String::from)
+    };
+    let restore = flags("Restore", "v1beta1");
+    refused(
+        &restore.each_ref().map(String::as_str),
+        "help: pass --group storage.example.com --kind Backup",
+    );
+    let v1 = flags("Backup", "v1");
+    refused(
+        &v1.each_ref().map(String::as_str),
+        "help: pass --version with one of v1beta1",
+    );
+    refused(
+        &[
+            "--version",
+            "v1beta1",
+            "--kind",
+            "Backup",
+            "--external-api-crd",
+            BACKUP_CRD,
+        ],
+        "help: add --resource=false",
+    );
+    refused(
+        &[
+            "--version",
+            "v1",
+            "--kind",
+            "Backup",
+            "--resource=false",
+            "--external-api-crd",
+            "missing.yaml",
+        ],
+        "reading --external-api-crd missing.yaml",
+    );
+}
