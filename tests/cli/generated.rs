@@ -163,8 +163,8 @@ async fn a_project_with_many_kinds_passes_its_own_checks() {
 }
 
 /// A project with no deploy-image kind at all: skeleton controllers, namespaced and
-/// cluster-scoped, a kind without a controller, and controllers for Kubernetes' own types
-/// (a core one and a grouped one). Nothing of the deploy-image code is there to use the
+/// cluster-scoped, a kind without a controller, controllers for Kubernetes' own types (a core
+/// one and a grouped one) and for another project's CRD. Nothing of the deploy-image code is there to use the
 /// shared helpers, which must not then be dead code.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "builds the generated project; run by hack/test.sh"]
@@ -192,6 +192,20 @@ async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
             "--kind",
             "Deployment",
             "--resource=false",
+        ],
+        &[
+            "--group",
+            "storage",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "Backup",
+            "--resource=false",
+            "--external-api-crd",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/cli/fixtures/backups.storage.example.com.yaml"
+            ),
         ],
     ] {
         create_api(&dir, args);
