@@ -38,6 +38,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         contents: project.to_yaml()?,
         policy: Policy::Regenerate,
         verbatim: true,
+        previous: None,
     });
     let mut edit = format!("src/api/{}.rs", resource_ctx.api_file);
     if resource.controller {
@@ -156,6 +157,13 @@ fn resource_from_args(
             );
         }
         resource.short_name = short_name(project, &resource.kind);
+    }
+    if project.namespaced && !resource.namespaced {
+        bail!(
+            "{} is cluster-scoped (--namespaced=false), but the project's manager is namespace-scoped (namespaced: true in {}): it watches only the namespaces in WATCH_NAMESPACE and holds no ClusterRole, so it can neither watch nor be granted a cluster-scoped kind\nhelp: drop --namespaced=false, or make the manager cluster-wide first with `opsdk edit --namespaced=false`",
+            api(&resource),
+            project_file::FILE_NAME
+        );
     }
     if resource.deploy_image && !resource.namespaced {
         bail!(

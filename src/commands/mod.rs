@@ -2,6 +2,7 @@
 
 pub mod create_api;
 pub mod delete_api;
+pub mod edit;
 pub mod init;
 
 use std::io::Write as _;
