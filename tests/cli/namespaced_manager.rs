@@ -39,7 +39,7 @@ async fn a_namespaced_manager_reconciles_only_in_its_namespace_with_a_role() {
     // Role-only: no ClusterRoleBinding names the manager's ServiceAccount.
     let subjects = "jsonpath={range .items[*]}{.metadata.name}: {.subjects[*].name}{\"\\n\"}{end}";
     let bindings = kubectl.ok(&["get", "clusterrolebindings", "-o", subjects]);
-    assert!(!bindings.contains("controller-manager"), "{bindings}");
+    assert!(!bindings.contains("k8s-operator-talk"), "{bindings}");
     let roles = kubectl.ok(&["-n", NAMESPACE, "get", "roles,rolebindings", "-o", "name"]);
     assert!(
         roles.contains("role.rbac.authorization.k8s.io/k8s-operator-talk-manager-role"),
