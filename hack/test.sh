@@ -2,7 +2,7 @@
 # Runs every test of opsdk: formatting and clippy of opsdk itself, its unit and CLI tests, the
 # golden copy, the generated projects' own checks (rustfmt, clippy, unit tests, envtest suites
 # against a real kube-apiserver, crdgen), the article's walkthrough end to end, a leader
-# handover between two managers, and the article's image steps (docker-build, docker-push,
+# handover between two managers, a namespace-scoped manager with a Role only, and the article's image steps (docker-build, docker-push,
 # deploy) with buildah and a local registry.
 #
 # Builds (or reuses) the control plane with hack/k8s-assets.sh and the stand-in base images with

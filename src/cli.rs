@@ -26,6 +26,8 @@ pub enum Command {
     /// Remove a Kubernetes API (CRD types) and its controller
     #[command(subcommand)]
     Delete(DeleteCommand),
+    /// Change project-wide settings of an existing project
+    Edit(EditArgs),
     /// Print the opsdk version and the versions it pins in generated projects
     Version,
     /// Print a shell completion script
@@ -64,6 +66,25 @@ pub struct InitArgs {
     /// License of the generated project
     #[arg(long, value_enum, default_value = "apache2")]
     pub license: License,
+    /// Scaffold a namespace-scoped manager: it watches only the namespaces in WATCH_NAMESPACE
+    /// (its own when deployed), granted by a Role and RoleBinding instead of a ClusterRole
+    #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub namespaced: bool,
+    /// Print the files that would be written, and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Each setting is optional: what is not given keeps its value in PROJECT.
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// Make the manager namespace-scoped (Role, RoleBinding, WATCH_NAMESPACE), or with
+    /// `--namespaced=false` cluster-wide again (ClusterRole, ClusterRoleBinding)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub namespaced: Option<bool>,
+    /// Overwrite the files the change rewrites even when you changed them
+    #[arg(long)]
+    pub force: bool,
     /// Print the files that would be written, and write nothing
     #[arg(long)]
     pub dry_run: bool,

@@ -24,6 +24,9 @@ pub struct ProjectContext {
     /// `Apache-2.0`, `MIT`, or empty.
     pub license_spdx: &'static str,
     pub license: License,
+    /// A namespace-scoped manager: a Role and RoleBinding, WATCH_NAMESPACE from the Pod's
+    /// namespace, `controller::NAMESPACED`.
+    pub namespaced: bool,
     /// The project's own APIs (not Kubernetes' types it only has controllers for).
     pub resources: Vec<ResourceContext>,
     /// Resources with a controller, in PROJECT order, Kubernetes' types included.
@@ -242,6 +245,7 @@ impl ProjectContext {
             crate_name: project.project_name.to_snake_case(),
             owner: project.owner.clone(),
             license: project.license,
+            namespaced: project.namespaced,
             license_spdx: match project.license {
                 License::Apache2 => "Apache-2.0",
                 License::Mit => "MIT",

@@ -30,6 +30,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Init(args) => commands::init::run(&root, &args),
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&root, &args),
         Command::Delete(DeleteCommand::Api(args)) => commands::delete_api::run(&root, &args),
+        Command::Edit(args) => commands::edit::run(&root, &args),
         Command::Version => {
             let v = &versions::VERSIONS;
             let mut out = std::io::stdout().lock();

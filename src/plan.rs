@@ -19,6 +19,10 @@ pub enum Policy {
     RemoveGenerated,
     /// A build output (`make manifests`) of a resource being deleted: removed as it is.
     RemoveOutput,
+    /// The user's file that a changed project setting rewrites (`opsdk edit`): rewritten
+    /// while it still holds `previous` (what opsdk wrote for the old setting); a file the
+    /// user changed is refused (unless `--force`). An absent file is written.
+    Replace,
 }
 
 impl Policy {
@@ -38,6 +42,8 @@ pub struct PlannedFile {
     pub policy: Policy,
     /// Copied as-is from `templates/` (kept rustfmt-clean there), so never reformatted.
     pub verbatim: bool,
+    /// For `Policy::Replace`: what the file holds if nobody changed it.
+    pub previous: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -67,6 +73,7 @@ impl Plan {
             contents,
             policy,
             verbatim,
+            previous: None,
         });
     }
 }

@@ -23,6 +23,10 @@ pub struct Project {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub owner: String,
     pub license: License,
+    /// A namespace-scoped manager (kubebuilder's `namespaced`): it watches only the
+    /// namespaces in WATCH_NAMESPACE, with a Role and RoleBinding instead of a ClusterRole.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub namespaced: bool,
     #[serde(default)]
     pub resources: Vec<Resource>,
 }
@@ -72,6 +76,14 @@ impl Resource {
     /// (`create api --resource=false`).
     pub fn builtin(&self) -> Option<BuiltinType> {
         BuiltinType::from_path(&self.path, &self.kind)
+    }
+}
+
+impl Project {
+    /// The cluster-scoped kinds (one entry per version), which a namespace-scoped manager can
+    /// neither watch nor be granted.
+    pub fn cluster_scoped(&self) -> Vec<&Resource> {
+        self.resources.iter().filter(|r| !r.namespaced).collect()
     }
 }
 

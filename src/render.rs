@@ -139,6 +139,7 @@ pub fn render(
                 Policy::Create
             },
             verbatim: !template.rendered,
+            previous: None,
         });
     }
     Ok(plan)

@@ -51,6 +51,7 @@ pub fn check<'p>(
     let mut conflicts = Vec::new();
     let mut taken_over = Vec::new();
     let mut changed = Vec::new();
+    let mut edited = Vec::new();
     for file in &plan.files {
         check_path(root, &file.path)?;
         let target = root.join(&file.path);
@@ -76,6 +77,19 @@ pub fn check<'p>(
             }
             (Some(_), Policy::Remove) => {
                 changed.push(file.path.display().to_string());
+                continue;
+            }
+            (Some(bytes), Policy::Replace) if bytes == file.contents.as_bytes() => {
+                Action::Unchanged
+            }
+            (Some(bytes), Policy::Replace)
+                if file.previous.as_deref().map(str::as_bytes) == Some(bytes.as_slice()) =>
+            {
+                Action::Update
+            }
+            (Some(_), Policy::Replace) if force == Force::On => Action::Overwrite,
+            (Some(_), Policy::Replace) => {
+                edited.push(file.path.display().to_string());
                 continue;
             }
             (None, _) => Action::Create,
@@ -108,6 +122,12 @@ pub fn check<'p>(
         bail!(
             "refusing to remove files you changed since opsdk wrote them: {} (kept)\nhelp: move your changes elsewhere, or pass --force to remove these files too",
             changed.join(", ")
+        );
+    }
+    if !edited.is_empty() {
+        bail!(
+            "refusing to rewrite files you changed since opsdk wrote them: {}\nhelp: make the change in them by hand, or pass --force to replace them with opsdk's version (your changes to them are lost)",
+            edited.join(", ")
         );
     }
     if !conflicts.is_empty() {

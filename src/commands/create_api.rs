@@ -22,6 +22,15 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         Some(crd) => (external_resource(&project, args, crd)?, None),
         None => resource_from_args(&project, args)?,
     };
+    // Kubernetes' own and other projects' kinds have their scope already.
+    if project.namespaced && !resource.namespaced {
+        bail!(
+            "{} {} is cluster-scoped, but the project's manager is namespace-scoped (namespaced: true in {}): it watches only the namespaces in WATCH_NAMESPACE and holds no ClusterRole, so it can neither watch nor be granted a cluster-scoped kind\nhelp: drop --namespaced=false, or make the manager cluster-wide first with `opsdk edit --namespaced=false`",
+            ResourceContext::new(&project, &resource).api_version,
+            resource.kind,
+            project_file::FILE_NAME
+        );
+    }
     if let Some(note) = note {
         eprintln!("{note}");
     }
@@ -55,6 +64,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
                 contents,
                 policy: Policy::Create,
                 verbatim,
+                previous: None,
             });
         }
     }
@@ -63,6 +73,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         contents: project.to_yaml()?,
         policy: Policy::Regenerate,
         verbatim: true,
+        previous: None,
     });
     let controller = format!("src/controller/{}.rs", resource_ctx.controller_file);
     let foreign = resource.builtin().is_some() || resource.external;

@@ -73,6 +73,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         contents: project.to_yaml()?,
         policy: Policy::Regenerate,
         verbatim: true,
+        previous: None,
     });
 
     let next = if remaining.is_empty() {

@@ -22,6 +22,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         contents: project.to_yaml()?,
         policy: Policy::Create,
         verbatim: true,
+        previous: None,
     });
     super::finish(
         root,
@@ -67,6 +68,7 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
         repo,
         owner: args.owner.clone(),
         license: args.license,
+        namespaced: args.namespaced,
         resources: Vec::new(),
     })
 }

@@ -2,6 +2,7 @@
 
 pub mod create_api;
 pub mod delete_api;
+pub mod edit;
 mod foreign_api;
 pub mod init;
 

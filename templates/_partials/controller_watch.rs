@@ -19,10 +19,15 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     let changed = predicates::generation.combine(predicates::finalizers);
 {%- endif %}
     let forget = ctx.clone();
-    let api = Api::<{{ r.type_name }}>::all(ctx.client.clone());
+{%- if r.namespaced %}
+    // Every namespace, or one watch per namespace the manager is limited to (WATCH_NAMESPACE).
+    let apis = ctx.settings.namespaces.apis::<{{ r.type_name }}>(&ctx.client);
+{%- else %}
+    let apis = vec![Api::<{{ r.type_name }}>::all(ctx.client.clone())];
+{%- endif %}
     let objects = ctx
         .watches
-        .watch(api, watcher::Config::default().any_semantic())
+        .watch(apis, watcher::Config::default().any_semantic())
         // An object that is gone needs no more retries.
         .map_ok(move |event| {
             if let watcher::Event::Delete(obj) = &event {

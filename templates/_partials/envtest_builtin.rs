@@ -9,32 +9,40 @@ mod envtest;
 use std::sync::Arc;
 use std::sync::mpsc;
 
-use kube::api::{Api, ListParams};
+use kube::api::{% if r.namespaced %}ListParams{% else %}{Api, ListParams}{% endif %};
 
 use {{ r.foreign_type | replace(from="crate::", to=project.crate_name ~ "::") }};
 use {{ project.crate_name }}::Context;
+use {{ project.crate_name }}::context::Settings;
 use {{ project.crate_name }}::controller::{{ r.controller_rust_path }} as controller;
 use {{ project.crate_name }}::metrics::Metrics;
+use {{ project.crate_name }}::watches::Namespaces;
 
 use envtest::{ControlPlane, TIMEOUT, eventually};
+
+/// The namespaces this test uses: a namespace-scoped manager (`controller::NAMESPACED`, set by
+/// `opsdk edit --namespaced`) watches only these, with its Role bound in each.
+const NAMESPACES: &[&str] = &["default", "kube-system"];
 
 #[tokio::test]
 async fn {{ r.kind_snake }}s_are_watched_and_reconciled() {
     let role = {{ project.crate_name }}::controller::role();
+    let watched = if {{ project.crate_name }}::controller::NAMESPACED { NAMESPACES } else { &[] };
+    let settings = Settings { namespaces: Namespaces::new(watched), ..Settings::default() };
     let metrics = Arc::new(Metrics::default());
     let (contexts, context) = mpsc::channel();
     let reported = metrics.clone();
     let run = move |client| {
-        let ctx = Arc::new(Context::new(client, reported));
+        let ctx = Arc::new(Context::with_settings(client, reported, settings));
         contexts.send(ctx.clone()).expect("the test waits for the context");
         controller::run(ctx)
     };
 {%- if r.external_crd %}
     // Another project installs this CRD in a cluster; here, its copy.
     let crd = serde_saphyr::from_str(include_str!("../{{ r.external_crd }}")).expect("parsing {{ r.external_crd }}");
-    let Some((_cp, client)) = ControlPlane::with_controller(vec![crd], &role, run).await else { return };
+    let Some((_cp, client)) = ControlPlane::with_controller(vec![crd], role.rules(), watched, run).await else { return };
 {%- else %}
-    let Some((_cp, client)) = ControlPlane::with_controller(Vec::new(), &role, run).await else { return };
+    let Some((_cp, client)) = ControlPlane::with_controller(Vec::new(), role.rules(), watched, run).await else { return };
 {%- endif %}
     let ctx = context.recv().expect("the controller started");
 
@@ -42,8 +50,16 @@ async fn {{ r.kind_snake }}s_are_watched_and_reconciled() {
     ctx.watches.wait(TIMEOUT).await.expect("the controller's watch lists {{ r.kind }}s");
 
     // Any {{ r.kind }} there is{% if not r.external_crd %} (the API server makes some kinds itself){% endif %} is reconciled.
-    let existing = Api::<{{ r.kind }}>::all(client).list(&ListParams::default()).await.unwrap();
-    if !existing.items.is_empty() {
+{%- if r.namespaced %}
+    let apis = Namespaces::new(watched).apis::<{{ r.kind }}>(&client);
+{%- else %}
+    let apis = vec![Api::<{{ r.kind }}>::all(client)];
+{%- endif %}
+    let mut existing = Vec::new();
+    for api in apis {
+        existing.extend(api.list(&ListParams::default()).await.unwrap().items);
+    }
+    if !existing.is_empty() {
         let success = r#"controller_runtime_reconcile_total{controller="{{ r.name_stem }}",result="success"}"#;
         eventually("a reconcile", || async { metrics.encode().unwrap().contains(success).then_some(()) }).await;
     }

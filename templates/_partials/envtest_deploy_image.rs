@@ -18,22 +18,30 @@ use serde_json::{Value, json};
 use {{ project.crate_name }}::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Spec};
 use {{ project.crate_name }}::controller::{{ r.controller_rust_path }} as controller;
 use {{ project.crate_name }}::context::Settings;
+use {{ project.crate_name }}::watches::Namespaces;
 use {{ project.crate_name }}::{Context, api};
 
 use envtest::{ControlPlane, eventually};
 
+/// The namespaces these tests use: a namespace-scoped manager (`controller::NAMESPACED`, set by
+/// `opsdk edit --namespaced`) watches only these, with its Role bound in each.
+const NAMESPACES: &[&str] = &["default", "rollout", "foreign", "quota"];
+
 /// A control plane with the CRDs installed and the controller running, or `None` when skipped.
 async fn start() -> Option<(ControlPlane, Client)> {
     let role = {{ project.crate_name }}::controller::role();
+    let watched = if {{ project.crate_name }}::controller::NAMESPACED { NAMESPACES } else { &[] };
     // No Deployment controller runs here: do not hold status changes back for it for long.
-    let settings = Settings { status_pace: std::time::Duration::from_secs(1), ..Settings::default() };
+    let settings = Settings { namespaces: Namespaces::new(watched), status_pace: std::time::Duration::from_secs(1), ..Settings::default() };
     let run = |client| controller::run(Arc::new(Context::with_settings(client, Arc::default(), settings)));
-    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), &role, run).await
+    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), role.rules(), watched, run).await
 }
 
+/// Creates namespace `name`, unless the harness did (see `NAMESPACES`).
 async fn namespace(client: &Client, name: &str) {
     let ns: corev1::Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    Api::<corev1::Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await.unwrap();
+    let params = PatchParams::apply("envtest");
+    Api::<corev1::Namespace>::all(client.clone()).patch(name, &params, &Patch::Apply(&ns)).await.unwrap();
 }
 
 /// The `Ready` condition of `name` once it has one: (status, reason, message).

@@ -11,14 +11,22 @@ use kube::{Client, ResourceExt};
 
 use {{ project.crate_name }}::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Spec};
 use {{ project.crate_name }}::controller::{{ r.controller_rust_path }} as controller;
+use {{ project.crate_name }}::context::Settings;
+use {{ project.crate_name }}::watches::Namespaces;
 use {{ project.crate_name }}::{Context, api};
 
 use envtest::{ControlPlane, eventually};
 
+/// The namespaces this test uses: a namespace-scoped manager (`controller::NAMESPACED`, set by
+/// `opsdk edit --namespaced`) watches only these, with its Role bound in each.
+const NAMESPACES: &[&str] = &["default"];
+
 async fn start() -> Option<(ControlPlane, Client)> {
     let role = {{ project.crate_name }}::controller::role();
-    let run = |client| controller::run(Arc::new(Context::new(client, Arc::default())));
-    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), &role, run).await
+    let watched = if {{ project.crate_name }}::controller::NAMESPACED { NAMESPACES } else { &[] };
+    let settings = Settings { namespaces: Namespaces::new(watched), ..Settings::default() };
+    let run = |client| controller::run(Arc::new(Context::with_settings(client, Arc::default(), settings)));
+    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), role.rules(), watched, run).await
 }
 
 #[tokio::test]

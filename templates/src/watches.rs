@@ -3,7 +3,12 @@
 //! and a record of which watches have listed their objects. The manager is ready once all
 //! have (`Watches::wait`); when one cannot start in time (its CRD not installed, a verb
 //! missing from the role) the manager exits with a hint, as controller-runtime exits when its
-//! caches do not sync, instead of running on and doing nothing.
+//! caches do not sync, instead of running on and doing nothing. A watch covers every
+//! namespace, or one each of the namespaces the manager is limited to (`Namespaces`).
+
+mod namespaces;
+
+pub use namespaces::{Namespaces, merge};
 
 use std::fmt::{self, Debug};
 use std::hash::{BuildHasher, RandomState};
@@ -11,7 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::{Stream, StreamExt, future};
+use futures::stream::BoxStream;
+use futures::{StreamExt, future};
 use kube::Resource;
 use kube::api::Api;
 use kube::core::Status;
@@ -86,44 +92,63 @@ impl Default for Watches {
 }
 
 impl Watches {
-    /// Watches `api` with `config`, retrying with `backoff` after a failure, and records when
-    /// the watch has listed its objects. Call it while the controller is being set up (not in
-    /// a task started later), so that `wait` knows every watch.
+    /// Watches through each of `apis` (one per namespace watched, see `Namespaces::apis`, or
+    /// `Api::all`) with `config`, retrying with `backoff` after a failure, and records when
+    /// each watch has listed its objects; several are merged into one stream (see `merge`).
+    /// Call it while the controller is being set up (not in a task started later), so that
+    /// `wait` knows every watch.
     pub fn watch<K>(
         &self,
-        api: Api<K>,
+        apis: Vec<Api<K>>,
         config: watcher::Config,
-    ) -> impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + 'static
+    ) -> BoxStream<'static, watcher::Result<watcher::Event<K>>>
     where
         K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + 'static,
     {
-        let resource = resource_name::<K>();
-        let index = {
-            let mut index = 0;
-            self.0.send_modify(|watches| {
-                index = watches.len();
-                watches.push(Watch {
-                    resource,
-                    listed: false,
-                    failure: None,
-                });
-            });
-            index
-        };
-        let state = self.0.clone();
-        let delays = backoff();
-        let start_over = delays.start_over.clone();
-        watcher(api, config)
-            .inspect(move |item| {
-                record(&state, index, item);
-                if let Err(err) = item {
-                    start_over.store(expired(err), Ordering::Relaxed);
-                }
+        let mut streams: Vec<_> = apis
+            .into_iter()
+            .map(|api| {
+                let resource = match api.namespace() {
+                    Some(ns) => format!("{} in namespace {ns}", resource_name::<K>()),
+                    None => resource_name::<K>(),
+                };
+                let index = self.register(resource);
+                let state = self.0.clone();
+                let delays = backoff();
+                let start_over = delays.start_over.clone();
+                watcher(api, config.clone())
+                    .inspect(move |item| {
+                        record(&state, index, item);
+                        if let Err(err) = item {
+                            start_over.store(expired(err), Ordering::Relaxed);
+                        }
+                    })
+                    .backoff(delays)
+                    // Waited out here, one watch at a time: passed on, every failure of
+                    // every watch would also pause the controller's whole queue (its
+                    // trigger backoff).
+                    .filter(|item| future::ready(item.is_ok()))
+                    .boxed()
             })
-            .backoff(delays)
-            // Waited out here, one watch at a time: passed on, every failure of every watch
-            // would also pause the controller's whole queue (its trigger backoff).
-            .filter(|item| future::ready(item.is_ok()))
+            .collect();
+        if streams.len() == 1 {
+            return streams.remove(0);
+        }
+        merge(streams)
+    }
+
+    /// Adds a watch of `resource`, not listed yet; returns its index.
+    fn register(&self, resource: String) -> usize {
+        let mut index = 0;
+        self.0.send_modify(|watches| {
+            index = watches.len();
+            watches.push(Watch {
+                resource,
+                listed: false,
+                failure: None,
+            });
+        });
+        index
     }
 
     /// Whether every watch has listed its objects at least once.

@@ -45,23 +45,28 @@ pub fn install_article_project(kubeconfig: &Path) -> Installed {
 
 /// The article's project scaffolded and built, nothing installed yet.
 pub fn build_article_project(kubeconfig: &Path) -> Installed {
-    let assets = kubebuilder_assets();
     let (tmp, dir) = project_dir();
     article_project(&dir);
-    run(&dir, "cargo", &["build"]);
-    let kubectl = Kubectl {
-        bin: assets.join("kubectl"),
-        kubeconfig: kubeconfig.to_path_buf(),
-        dir: dir.clone(),
-    };
-    Installed {
-        dir,
-        kubectl,
-        _tmp: tmp,
-    }
+    Installed::built(tmp, dir, kubeconfig)
 }
 
 impl Installed {
+    /// The project scaffolded in `dir` (inside `tmp`), built, for the control plane of
+    /// `kubeconfig`; nothing installed yet.
+    pub fn built(tmp: TempDir, dir: PathBuf, kubeconfig: &Path) -> Installed {
+        run(&dir, "cargo", &["build"]);
+        let kubectl = Kubectl {
+            bin: kubebuilder_assets().join("kubectl"),
+            kubeconfig: kubeconfig.to_path_buf(),
+            dir: dir.clone(),
+        };
+        Installed {
+            dir,
+            kubectl,
+            _tmp: tmp,
+        }
+    }
+
     /// `make install`, then waits for the CRD to be established.
     pub fn install(&self) {
         checked(

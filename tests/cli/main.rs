@@ -15,6 +15,8 @@ mod init;
 mod kubectl;
 mod leader;
 mod many_kinds;
+mod namespaced;
+mod namespaced_manager;
 mod resilience;
 mod support;
 

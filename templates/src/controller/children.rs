@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::{Stream, TryStreamExt};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::core::NamespaceResourceScope;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
@@ -101,16 +102,20 @@ where
         }
     }
 
-    /// Watches every `K` with the managed-by label (relists served from the API server's
-    /// watch cache), caches them without managedFields, and returns the children with the
-    /// stream of their changes, for `Controller::owns_stream`.
+    /// Watches every `K` with the managed-by label in the namespaces the manager watches
+    /// (relists served from the API server's watch cache), caches them without managedFields,
+    /// and returns the children with the stream of their changes, for
+    /// `Controller::owns_stream`.
     pub fn watch(
         ctx: &Context,
         field_manager: &'static str,
     ) -> (
         Self,
         impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
-    ) {
+    )
+    where
+        K: Resource<Scope = NamespaceResourceScope>,
+    {
         let (store, writer) = reflector::store();
         let children = Self::new(store, field_manager);
         let (applied, created) = (children.applied.clone(), children.created.clone());
@@ -118,7 +123,7 @@ where
         let config = watcher::Config::default().labels(&selector).any_semantic();
         let changes = ctx
             .watches
-            .watch(Api::<K>::all(ctx.client.clone()), config)
+            .watch(ctx.settings.namespaces.apis::<K>(&ctx.client), config)
             .map_ok(move |event| {
                 match &event {
                     watcher::Event::Apply(child) | watcher::Event::InitApply(child) => {

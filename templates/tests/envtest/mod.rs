@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -81,12 +81,15 @@ impl ControlPlane {
     }
 
     /// Starts a control plane, installs `crds` and spawns `controller` with a client of the
-    /// manager's ServiceAccount bound to `role` (the project's `controller::role()`, as in config/rbac/role.yaml), never
+    /// manager's ServiceAccount granted `rules` (the project's `controller::role()`, as in
+    /// config/rbac/role.yaml) in every namespace, or when `namespaces` are given only in those
+    /// (a namespace-scoped manager's Role, bound in each; they are created), never
     /// as an administrator: what every controller suite needs first. Returns the admin client
     /// for the test's own requests; `None` when skipped (see `start`).
     pub async fn with_controller<F, Fut>(
         crds: Vec<CustomResourceDefinition>,
-        role: &ClusterRole,
+        rules: &[PolicyRule],
+        namespaces: &[&str],
         controller: F,
     ) -> Option<(Self, kube::Client)>
     where
@@ -100,7 +103,7 @@ impl ControlPlane {
             .expect("installing the CRDs");
         let kubeconfig = std::fs::read(cp.kubeconfig()).expect("reading the kubeconfig");
         let kubeconfig = serde_json::from_slice(&kubeconfig).expect("the kubeconfig is JSON");
-        let account = rbac::service_account_client(&client, &kubeconfig, role)
+        let account = rbac::service_account_client(&client, &kubeconfig, rules, namespaces)
             .await
             .expect("making the manager's ServiceAccount client");
         tokio::spawn(controller(account));

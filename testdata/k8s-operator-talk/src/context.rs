@@ -16,7 +16,7 @@ use tracing::warn;
 use crate::Result;
 use crate::metrics::Metrics;
 use crate::retry::Retries;
-use crate::watches::Watches;
+use crate::watches::{Namespaces, Watches};
 
 pub struct Context {
     pub client: Client,
@@ -42,6 +42,9 @@ pub struct Settings {
     /// again by itself (a new Deployment's status is updated two or three times in a row by
     /// the Deployment controller): the burst then costs one write. Failures are never held.
     pub status_pace: Duration,
+    /// The namespaces every controller watches, its children's included (WATCH_NAMESPACE);
+    /// every namespace by default.
+    pub namespaces: Namespaces,
 }
 
 impl Default for Settings {
@@ -50,6 +53,7 @@ impl Default for Settings {
             max_concurrent_reconciles: 16,
             sync_period: Duration::from_secs(300),
             status_pace: Duration::from_secs(30),
+            namespaces: Namespaces::all(),
         }
     }
 }

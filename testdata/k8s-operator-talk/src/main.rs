@@ -18,7 +18,7 @@ use k8s_operator_talk::metrics_auth::Authorizer;
 use k8s_operator_talk::server::{self, Ready};
 use k8s_operator_talk::telemetry::{self, LogFormat};
 use k8s_operator_talk::tls::{CertFiles, ServingCert};
-use k8s_operator_talk::watches::Watches;
+use k8s_operator_talk::watches::{Namespaces, Watches};
 use k8s_operator_talk::{Context, controller};
 
 /// How long the controllers may take to finish their reconciles after SIGTERM.
@@ -66,6 +66,10 @@ struct Args {
     cache_sync_timeout: Duration,
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
+    /// Namespaces to watch, comma-separated (a namespace-scoped manager's own, from
+    /// config/manager/manager.yaml); every namespace when empty
+    #[arg(long, env = "WATCH_NAMESPACE", default_value = "", value_parser = Namespaces::parse)]
+    watch_namespace: Namespaces,
 }
 
 /// A whole number of seconds, minutes or hours: `90s`, `5m`, `1h`.
@@ -149,8 +153,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let settings = Settings {
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         sync_period: args.sync_period,
+        namespaces: args.watch_namespace,
         ..Settings::default()
     };
+    info!(namespaces = %settings.namespaces, "watching");
     let ctx = Arc::new(Context::with_settings(client, metrics, settings));
     info!("starting controllers");
     let controllers = stop_within(STOP_TIMEOUT, &ctx.watches, controller::run(ctx.clone()));

@@ -17,15 +17,26 @@ use serde_json::{Value, json};
 use k8s_operator_talk::api::v1alpha1::{Application, ApplicationSpec};
 use k8s_operator_talk::context::Settings;
 use k8s_operator_talk::controller::application as controller;
+use k8s_operator_talk::watches::Namespaces;
 use k8s_operator_talk::{Context, api};
 
 use envtest::{ControlPlane, eventually};
 
+/// The namespaces these tests use: a namespace-scoped manager (`controller::NAMESPACED`, set by
+/// `opsdk edit --namespaced`) watches only these, with its Role bound in each.
+const NAMESPACES: &[&str] = &["default", "rollout", "foreign", "quota"];
+
 /// A control plane with the CRDs installed and the controller running, or `None` when skipped.
 async fn start() -> Option<(ControlPlane, Client)> {
     let role = k8s_operator_talk::controller::role();
+    let watched = if k8s_operator_talk::controller::NAMESPACED {
+        NAMESPACES
+    } else {
+        &[]
+    };
     // No Deployment controller runs here: do not hold status changes back for it for long.
     let settings = Settings {
+        namespaces: Namespaces::new(watched),
         status_pace: std::time::Duration::from_secs(1),
         ..Settings::default()
     };
@@ -36,14 +47,22 @@ async fn start() -> Option<(ControlPlane, Client)> {
             settings,
         )))
     };
-    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), &role, run).await
+    ControlPlane::with_controller(
+        api::crds().expect("merging CRD versions"),
+        role.rules(),
+        watched,
+        run,
+    )
+    .await
 }
 
+/// Creates namespace `name`, unless the harness did (see `NAMESPACES`).
 async fn namespace(client: &Client, name: &str) {
     let ns: corev1::Namespace =
         serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    let params = PatchParams::apply("envtest");
     Api::<corev1::Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
+        .patch(name, &params, &Patch::Apply(&ns))
         .await
         .unwrap();
 }

@@ -1,7 +1,7 @@
 //! Writes the manifests made from code (`make manifests`): given a directory, one
 //! `<group>_<plural>.yaml` file per CustomResourceDefinition there, and given a second path,
-//! the manager's ClusterRole from the controllers' `RBAC` rules there. With no argument it
-//! prints every CRD as YAML.
+//! the manager's ClusterRole (a Role when namespace-scoped) from the controllers' `RBAC` rules
+//! there. With no argument it prints every CRD as YAML.
 
 use std::path::PathBuf;
 

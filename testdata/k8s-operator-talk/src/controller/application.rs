@@ -90,10 +90,11 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     // reconcile: our own status writes would otherwise each cause one more.
     let changed = predicates::generation.combine(predicates::finalizers);
     let forget = ctx.clone();
-    let api = Api::<Application>::all(ctx.client.clone());
+    // Every namespace, or one watch per namespace the manager is limited to (WATCH_NAMESPACE).
+    let apis = ctx.settings.namespaces.apis::<Application>(&ctx.client);
     let objects = ctx
         .watches
-        .watch(api, watcher::Config::default().any_semantic())
+        .watch(apis, watcher::Config::default().any_semantic())
         // An object that is gone needs no more retries.
         .map_ok(move |event| {
             if let watcher::Event::Delete(obj) = &event {

@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::rbac::v1::ClusterRole;
-
 use crate::{Context, rbac};
 
 pub mod children;
@@ -21,10 +19,14 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     application::run(ctx)
 }
 
-/// The manager's ClusterRole: the manager's own rules and every controller's `RBAC`.
-/// `make manifests` writes it to config/rbac/role.yaml.
-pub fn role() -> ClusterRole {
-    rbac::cluster_role(&[rbac::MANAGER, application::RBAC])
+/// Whether the manager is namespace-scoped (`opsdk edit --namespaced`): it then watches only
+/// the namespaces in WATCH_NAMESPACE, and its rules come in a Role instead of a ClusterRole.
+pub const NAMESPACED: bool = false;
+
+/// The manager's role (a ClusterRole, or a Role when `NAMESPACED`): the manager's own rules
+/// and every controller's `RBAC`. `make manifests` writes it to config/rbac/role.yaml.
+pub fn role() -> rbac::ManagerRole {
+    rbac::manager_role(&[rbac::MANAGER, application::RBAC], NAMESPACED)
 }
 
 #[cfg(test)]

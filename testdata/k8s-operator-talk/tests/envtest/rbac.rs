@@ -1,13 +1,15 @@
-//! A client that acts as the manager's ServiceAccount, bound to the project's own ClusterRole
-//! (`config/rbac/role.yaml`), so that suites run the controllers the way a cluster runs them:
-//! a verb missing from the role fails the suite instead of shipping.
+//! A client that acts as the manager's ServiceAccount, granted the project's own rules
+//! (`controller::role()`, as in `config/rbac/role.yaml`): in a ClusterRole for a cluster-wide
+//! manager, in a Role bound in each watched namespace for a namespace-scoped one. Suites run
+//! the controllers the way a cluster runs them: a verb missing from the role fails the suite
+//! instead of shipping.
 
 use k8s_openapi::api::authentication::v1::TokenRequest;
-use k8s_openapi::api::core::v1::ServiceAccount;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
+use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, ResourceExt};
 use serde_json::json;
 
 use super::Error;
@@ -15,31 +17,26 @@ use super::Error;
 /// The ServiceAccount the suites' controllers run as.
 const ACCOUNT: &str = "controller-manager";
 const NAMESPACE: &str = "default";
+/// The manager's role and its binding, as in config/rbac.
+const ROLE: &str = "manager-role";
+const BINDING: &str = "envtest-manager-role";
 
-/// Creates the ServiceAccount, binds it to `role`, and returns a client holding a token for
-/// it, talking to the API server of the admin `kubeconfig`.
+/// Creates the ServiceAccount, grants it `rules` (in every namespace when `namespaces` is
+/// empty, else in each of them), and returns a client holding a token for it, talking to the
+/// API server of the admin `kubeconfig`.
 pub async fn service_account_client(
     admin: &Client,
     kubeconfig: &serde_json::Value,
-    role: &ClusterRole,
+    rules: &[PolicyRule],
+    namespaces: &[&str],
 ) -> Result<Client, Error> {
     let params = PatchParams::apply("envtest").force();
-    Api::<ClusterRole>::all(admin.clone())
-        .patch(&role.name_any(), &params, &Patch::Apply(role))
-        .await?;
     let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), NAMESPACE);
     let account: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": ACCOUNT}}))?;
     accounts
         .patch(ACCOUNT, &params, &Patch::Apply(&account))
         .await?;
-    let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": format!("envtest-{}", role.name_any())},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role.name_any()},
-        "subjects": [{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": NAMESPACE}],
-    }))?;
-    Api::<ClusterRoleBinding>::all(admin.clone())
-        .patch(&binding.name_any(), &params, &Patch::Apply(&binding))
-        .await?;
+    grant(admin, rules, namespaces).await?;
     let request: TokenRequest =
         serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))?;
     let token = accounts
@@ -54,4 +51,47 @@ pub async fn service_account_client(
     let config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
     Ok(Client::try_from(config)?)
+}
+
+/// Grants `rules` to the ServiceAccount: cluster-wide when `namespaces` is empty, else in each
+/// of them (created when missing).
+async fn grant(admin: &Client, rules: &[PolicyRule], namespaces: &[&str]) -> Result<(), Error> {
+    let params = PatchParams::apply("envtest").force();
+    let subjects = json!([{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": NAMESPACE}]);
+    if namespaces.is_empty() {
+        let role: ClusterRole =
+            serde_json::from_value(json!({"metadata": {"name": ROLE}, "rules": rules}))?;
+        Api::<ClusterRole>::all(admin.clone())
+            .patch(ROLE, &params, &Patch::Apply(&role))
+            .await?;
+        let binding: ClusterRoleBinding = serde_json::from_value(json!({
+            "metadata": {"name": BINDING},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE},
+            "subjects": subjects,
+        }))?;
+        Api::<ClusterRoleBinding>::all(admin.clone())
+            .patch(BINDING, &params, &Patch::Apply(&binding))
+            .await?;
+        return Ok(());
+    }
+    for namespace in namespaces {
+        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": namespace}}))?;
+        Api::<Namespace>::all(admin.clone())
+            .patch(namespace, &params, &Patch::Apply(&ns))
+            .await?;
+        let role: Role =
+            serde_json::from_value(json!({"metadata": {"name": ROLE}, "rules": rules}))?;
+        Api::<Role>::namespaced(admin.clone(), namespace)
+            .patch(ROLE, &params, &Patch::Apply(&role))
+            .await?;
+        let binding: RoleBinding = serde_json::from_value(json!({
+            "metadata": {"name": BINDING},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": ROLE},
+            "subjects": subjects,
+        }))?;
+        Api::<RoleBinding>::namespaced(admin.clone(), namespace)
+            .patch(BINDING, &params, &Patch::Apply(&binding))
+            .await?;
+    }
+    Ok(())
 }

@@ -1,0 +1,139 @@
+//! `opsdk edit`: changes a project-wide setting (for now `--namespaced`) of an existing
+//! project, through the same pipeline as the other commands: PROJECT with the new setting ->
+//! Context -> render -> Plan -> check -> write.
+//!
+//! What a setting changes follows from the templates, never from a list kept here: every
+//! file of the user's that renders differently with the new setting than with the old one is
+//! rewritten, but only while it still holds what opsdk wrote for the old setting (render and
+//! compare, as `delete api` does); a file the user changed is named and the command refuses
+//! unless `--force`. opsdk's own files are re-rendered from the new PROJECT. A further
+//! setting (`--license`, `--owner`) needs only its flag and its line in `apply`.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use super::create_api::group_or_domain;
+use crate::cli::EditArgs;
+use crate::context::{ProjectContext, ResourceContext};
+use crate::plan::{Plan, PlannedFile, Policy};
+use crate::project_file::{self, Project};
+use crate::render::{Scope, render};
+use crate::writer::Force;
+
+pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
+    let old = Project::load(root)?;
+    let project = apply(&old, args)?;
+    check_scope(&project)?;
+
+    let (old_ctx, ctx) = (ProjectContext::new(&old), ProjectContext::new(&project));
+    let mut plan = Plan::default();
+    replace_changed(
+        &mut plan,
+        render(Scope::Init, &old_ctx, None)?,
+        render(Scope::Init, &ctx, None)?,
+    );
+    for resource in &project.resources {
+        let before = ResourceContext::new(&old, resource);
+        let after = ResourceContext::new(&project, resource);
+        replace_changed(
+            &mut plan,
+            render(Scope::Resource, &old_ctx, Some(&before))?,
+            render(Scope::Resource, &ctx, Some(&after))?,
+        );
+    }
+    let generated = render(Scope::Generated, &ctx, None)?;
+    for path in &generated.empty {
+        plan.remove(path.clone(), String::new(), Policy::RemoveGenerated, true);
+    }
+    plan.extend(generated);
+    plan.add(PlannedFile {
+        path: project_file::FILE_NAME.into(),
+        contents: project.to_yaml()?,
+        policy: Policy::Regenerate,
+        verbatim: true,
+        previous: None,
+    });
+
+    let next = if project.namespaced {
+        "The manager is namespace-scoped: it watches the namespaces in WATCH_NAMESPACE (its own Pod's\nnamespace when deployed; every namespace when unset, as with `make run`). Next:\n  make manifests && cargo test   # config/rbac/role.yaml becomes a Role"
+    } else {
+        "The manager is cluster-wide again (ClusterRole, ClusterRoleBinding). Next:\n  make manifests && cargo test   # config/rbac/role.yaml becomes a ClusterRole"
+    };
+    let force = if args.force { Force::On } else { Force::Off };
+    super::finish(root, plan, force, args.dry_run, next)
+}
+
+/// PROJECT with the settings `args` give; the others keep their values.
+fn apply(old: &Project, args: &EditArgs) -> Result<Project> {
+    let mut project = old.clone();
+    let mut given = false;
+    if let Some(namespaced) = args.namespaced {
+        project.namespaced = namespaced;
+        given = true;
+    }
+    if !given {
+        bail!("nothing to edit: no setting given\nhelp: pass --namespaced or --namespaced=false");
+    }
+    Ok(project)
+}
+
+/// A namespace-scoped manager can neither watch nor be granted cluster-scoped kinds.
+fn check_scope(project: &Project) -> Result<()> {
+    let cluster = project.cluster_scoped();
+    if !project.namespaced || cluster.is_empty() {
+        return Ok(());
+    }
+    let apis: Vec<String> = cluster
+        .iter()
+        .map(|r| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind))
+        .collect();
+    let deletes: Vec<String> = cluster
+        .iter()
+        .map(|r| {
+            let group = if r.group.is_empty() {
+                String::new()
+            } else {
+                format!("--group {} ", r.group)
+            };
+            format!(
+                "opsdk delete api {group}--version {} --kind {}",
+                r.version, r.kind
+            )
+        })
+        .collect();
+    bail!(
+        "--namespaced would make the manager namespace-scoped, but the project has cluster-scoped kinds ({}): a manager that watches only some namespaces and holds no ClusterRole can neither watch nor be granted them\nhelp: keep the manager cluster-wide, or delete those kinds first ({})",
+        apis.join(", "),
+        deletes.join("; ")
+    )
+}
+
+/// Adds to `plan` the user's files that render differently after the change: rewritten
+/// while unchanged since opsdk wrote them, new ones created, ones that no longer render
+/// removed while unchanged.
+fn replace_changed(plan: &mut Plan, before: Plan, after: Plan) {
+    // Rust files are compared as rendered, not as rustfmt wrote them: no Rust file of the
+    // user's depends on a project setting yet. One that does must be formatted here first.
+    for file in &after.files {
+        match before.files.iter().find(|f| f.path == file.path) {
+            Some(old) if old.contents == file.contents => {}
+            Some(old) => plan.add(PlannedFile {
+                policy: Policy::Replace,
+                previous: Some(old.contents.clone()),
+                ..file.clone()
+            }),
+            None => plan.add(file.clone()),
+        }
+    }
+    for old in &before.files {
+        if !after.files.iter().any(|f| f.path == old.path) {
+            plan.remove(
+                old.path.clone(),
+                old.contents.clone(),
+                Policy::Remove,
+                old.verbatim,
+            );
+        }
+    }
+}
