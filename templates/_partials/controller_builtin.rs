@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
+{%- if not r.namespaced %}
 use kube::api::Api;
+{%- endif %}
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
