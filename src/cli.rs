@@ -82,6 +82,12 @@ pub struct EditArgs {
     /// `--namespaced=false` cluster-wide again (ClusterRole, ClusterRoleBinding)
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub namespaced: Option<bool>,
+    /// License of the project (LICENSE, Cargo.toml's `license`)
+    #[arg(long, value_enum)]
+    pub license: Option<License>,
+    /// Copyright owner (LICENSE, Cargo.toml's `authors`)
+    #[arg(long)]
+    pub owner: Option<String>,
     /// Overwrite the files the change rewrites even when you changed them
     #[arg(long)]
     pub force: bool,

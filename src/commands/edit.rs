@@ -1,4 +1,4 @@
-//! `opsdk edit`: changes a project-wide setting (for now `--namespaced`) of an existing
+//! `opsdk edit`: changes a project-wide setting (`--namespaced`, `--license`, `--owner`) of an existing
 //! project, through the same pipeline as the other commands: PROJECT with the new setting ->
 //! Context -> render -> Plan -> check -> write.
 //!
@@ -7,7 +7,7 @@
 //! rewritten, but only while it still holds what opsdk wrote for the old setting (render and
 //! compare, as `delete api` does); a file the user changed is named and the command refuses
 //! unless `--force`. opsdk's own files are re-rendered from the new PROJECT. A further
-//! setting (`--license`, `--owner`) needs only its flag and its line in `apply`.
+//! setting needs only its flag and its line in `apply`.
 
 use std::path::Path;
 
@@ -55,7 +55,9 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
         previous: None,
     });
 
-    let next = if project.namespaced {
+    let next = if project.namespaced == old.namespaced {
+        "Project settings updated."
+    } else if project.namespaced {
         "The manager is namespace-scoped: it watches the namespaces in WATCH_NAMESPACE (its own Pod's\nnamespace when deployed; every namespace when unset, as with `make run`). Next:\n  make manifests && cargo test   # config/rbac/role.yaml becomes a Role"
     } else {
         "The manager is cluster-wide again (ClusterRole, ClusterRoleBinding). Next:\n  make manifests && cargo test   # config/rbac/role.yaml becomes a ClusterRole"
@@ -72,8 +74,18 @@ fn apply(old: &Project, args: &EditArgs) -> Result<Project> {
         project.namespaced = namespaced;
         given = true;
     }
+    if let Some(license) = args.license {
+        project.license = license;
+        given = true;
+    }
+    if let Some(owner) = &args.owner {
+        project.owner = owner.clone();
+        given = true;
+    }
     if !given {
-        bail!("nothing to edit: no setting given\nhelp: pass --namespaced or --namespaced=false");
+        bail!(
+            "nothing to edit: no setting given\nhelp: pass --namespaced[=false], --license or --owner"
+        );
     }
     Ok(project)
 }

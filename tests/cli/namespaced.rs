@@ -214,3 +214,41 @@ fn edit_outside_a_project_points_at_init() {
         "no PROJECT file",
     );
 }
+
+/// `edit --license` and `--owner` rewrite what they own (LICENSE, Cargo.toml's `license` and
+/// `authors`), as `init` with them would have written it, under the same refusal rules.
+#[test]
+fn the_license_and_owner_are_edited_like_the_scope() {
+    let (_tmp, dir) = article(false);
+    let (_tmp2, wanted) = project_dir();
+    succeed(
+        &wanted,
+        &[
+            "init",
+            "--domain",
+            DOMAIN,
+            "--repo",
+            REPO,
+            "--license",
+            "mit",
+            "--owner",
+            "Jane Doe",
+        ],
+    );
+    edit(&dir, &["--license", "mit", "--owner", "Jane Doe"]);
+    for file in ["LICENSE", "Cargo.toml"] {
+        assert_eq!(read(&dir, file), read(&wanted, file), "{file}");
+    }
+    assert!(read(&dir, "PROJECT").contains("owner: Jane Doe\nlicense: mit\n"));
+    edit(&dir, &["--license", "none"]);
+    assert!(!dir.join("LICENSE").exists());
+
+    let mut cargo = read(&dir, "Cargo.toml");
+    cargo.push_str("\n[features]\nextra = []\n");
+    std::fs::write(dir.join("Cargo.toml"), cargo).unwrap();
+    assert_refused(
+        &dir,
+        &mut edit_cmd(&dir, &["--license", "apache2"]),
+        "refusing to rewrite files you changed since opsdk wrote them: Cargo.toml",
+    );
+}
