@@ -17,6 +17,7 @@ use anyhow::{Result, bail};
 use super::create_api::group_or_domain;
 use crate::cli::DeleteApiArgs;
 use crate::context::{ProjectContext, ResourceContext};
+use crate::external_crd::ExternalCrd;
 use crate::plan::{Plan, PlannedFile, Policy};
 use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
@@ -61,6 +62,15 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     if let Some(crd) = &crd {
         plan.remove(crd.clone(), String::new(), Policy::RemoveOutput, true);
     }
+    if resource.external {
+        external_files(
+            root,
+            &resource,
+            &resource_ctx,
+            remaining.is_empty(),
+            &mut plan,
+        );
+    }
 
     let ctx = ProjectContext::new(&project);
     let generated = render(Scope::Generated, &ctx, None)?;
@@ -76,7 +86,13 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         previous: None,
     });
 
-    let next = if remaining.is_empty() {
+    let foreign = resource.external || resource.builtin().is_some();
+    let next = if foreign {
+        format!(
+            "Controller for {} {} deleted. Next:\n  make manifests && cargo build && cargo test",
+            resource_ctx.api_version, resource.kind
+        )
+    } else if remaining.is_empty() {
         format!(
             "API {} {kind} deleted, and with it kind {kind}. Next:\n  make manifests && cargo build && cargo test\nClusters keep CRD {crd_name} until `kubectl delete crd {crd_name}`, which deletes every {kind} in them.",
             resource_ctx.api_version,
@@ -95,6 +111,25 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     };
     let force = if args.force { Force::On } else { Force::Off };
     super::finish(root, plan, force, args.dry_run, &next)
+}
+
+/// Another project's kind: the types kopium made from its CRD (removed while they are what
+/// kopium makes from the copy today) and, with the kind's last version, that copy.
+fn external_files(
+    root: &Path,
+    resource: &Resource,
+    resource_ctx: &ResourceContext,
+    last_version: bool,
+    plan: &mut Plan,
+) {
+    let copy = root.join(&resource.path);
+    let crd = ExternalCrd::read(&copy, &resource.group, &resource.version, &resource.kind).ok();
+    let types = PathBuf::from(format!("src/api/external/{}.rs", resource_ctx.api_file));
+    let (generated, yaml) = crd.map(|c| (c.types, c.yaml)).unwrap_or_default();
+    plan.remove(types, generated, Policy::Remove, false);
+    if last_version {
+        plan.remove(resource.path.clone().into(), yaml, Policy::Remove, true);
+    }
 }
 
 /// The index in PROJECT of the API `args` name, or a refusal listing what exists.

@@ -265,3 +265,29 @@ fn a_project_that_grows_and_shrinks_passes_its_own_checks() {
     create_api(&dir, WIDGET);
     passes_its_own_checks_with(&dir, &["test"]);
 }
+
+const CONFIG_MAP: &[&str] = &["--group", "core", "--version", "v1", "--kind", "ConfigMap"];
+
+/// The same in a namespace-scoped project (which takes no cluster-scoped kind), with a
+/// controller of Kubernetes' ConfigMaps among the kinds: deleted, then created again.
+#[test]
+#[ignore = "builds the generated project; run by hack/test.sh"]
+fn a_namespaced_project_that_grows_and_shrinks_passes_its_own_checks() {
+    use crate::generated::passes_its_own_checks_with;
+    let config_map = [CONFIG_MAP, &["--resource=false"]].concat();
+    let (_tmp, dir) = project_dir();
+    succeed(
+        &dir,
+        &["init", "--domain", DOMAIN, "--repo", REPO, "--namespaced"],
+    );
+    for kind in [APPLICATION, WIDGET, &config_map, GIZMO] {
+        create_api(&dir, kind);
+    }
+    passes_its_own_checks_with(&dir, &["test", "--lib"]);
+    delete_api(&dir, APPLICATION);
+    delete_api(&dir, CONFIG_MAP);
+    assert!(!dir.join("src/controller/core").exists());
+    passes_its_own_checks_with(&dir, &["test", "--lib"]);
+    create_api(&dir, &config_map);
+    passes_its_own_checks_with(&dir, &["test"]);
+}

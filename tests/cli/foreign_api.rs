@@ -165,3 +165,48 @@ fn an_external_crd_that_does_not_match_the_flags_is_refused() {
         "reading --external-api-crd missing.yaml",
     );
 }
+
+/// `delete api` takes a foreign kind's controller and test away, and for another project's
+/// kind its types and CRD copy too, unless the user changed them.
+#[test]
+fn deleting_a_foreign_kind_removes_what_create_api_added() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let before = snapshot(&dir);
+    let backup = [
+        "--group",
+        "storage",
+        "--version",
+        "v1beta1",
+        "--kind",
+        "Backup",
+        "--resource=false",
+    ];
+    let config_map = ["--group", "core", "--version", "v1", "--kind", "ConfigMap"];
+    create_api(&dir, &[&config_map[..], &["--resource=false"]].concat());
+    create_api(
+        &dir,
+        &[&backup[..], &["--external-api-crd", BACKUP_CRD]].concat(),
+    );
+    let types = dir.join("src/api/external/storage/v1beta1/backup.rs");
+    std::fs::write(
+        &types,
+        read(&dir, "src/api/external/storage/v1beta1/backup.rs") + "// mine\n",
+    )
+    .unwrap();
+    let delete_backup = [&["delete", "api"][..], &backup[..6]].concat();
+    let mut refused = opsdk(&dir);
+    refused.args(&delete_backup);
+    assert_refused(
+        &dir,
+        &mut refused,
+        "src/api/external/storage/v1beta1/backup.rs (kept)",
+    );
+    succeed(&dir, &[&delete_backup[..], &["--force"]].concat());
+    let stdout = succeed(&dir, &[&["delete", "api"][..], &config_map[..]].concat());
+    assert!(
+        stdout.contains("Controller for v1 ConfigMap deleted"),
+        "{stdout}"
+    );
+    assert_eq!(snapshot(&dir), before);
+}
