@@ -56,7 +56,7 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
     });
 
     let next = if project.namespaced == old.namespaced {
-        "Project settings updated."
+        "Settings applied."
     } else if project.namespaced {
         "The manager is namespace-scoped: it watches the namespaces in WATCH_NAMESPACE (its own Pod's\nnamespace when deployed; every namespace when unset, as with `make run`). Next:\n  make manifests && cargo test   # config/rbac/role.yaml becomes a Role"
     } else {

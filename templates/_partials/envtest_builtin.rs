@@ -49,7 +49,7 @@ async fn {{ r.kind_snake }}s_are_watched_and_reconciled() {
     // Its role lets it list and watch every {{ r.kind }} the API server has.
     ctx.watches.wait(TIMEOUT).await.expect("the controller's watch lists {{ r.kind }}s");
 
-    // Any {{ r.kind }} there is{% if not r.external_crd %} (the API server makes some kinds itself){% endif %} is reconciled.
+    // Every {{ r.kind }} already there{% if not r.external_crd %} (the API server makes some kinds itself){% endif %} gets reconciled.
 {%- if r.namespaced %}
     let apis = Namespaces::new(watched).apis::<{{ r.kind }}>(&client);
 {%- else %}
