@@ -47,7 +47,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     check_rust_names(&ctx, &resource_ctx)?;
 
     let mut plan = render(Scope::Resource, &ctx, Some(&resource_ctx))?;
-    plan.extend(render(Scope::Generated, &ctx, None)?);
+    super::regenerate(&ctx, &project, &mut plan)?;
     if let Some(crd) = external {
         // The types are the user's to adjust (like the API types), the CRD copy theirs to
         // update; both written once.
@@ -68,13 +68,6 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
             });
         }
     }
-    plan.add(PlannedFile {
-        path: project_file::FILE_NAME.into(),
-        contents: project.to_yaml()?,
-        policy: Policy::Regenerate,
-        verbatim: true,
-        previous: None,
-    });
     let controller = format!("src/controller/{}.rs", resource_ctx.controller_file);
     let foreign = resource.builtin().is_some() || resource.external;
     let (what, edit) = match (foreign, resource.controller) {

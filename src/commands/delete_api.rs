@@ -18,7 +18,7 @@ use super::create_api::group_or_domain;
 use crate::cli::DeleteApiArgs;
 use crate::context::{ProjectContext, ResourceContext};
 use crate::external_crd::ExternalCrd;
-use crate::plan::{Plan, PlannedFile, Policy};
+use crate::plan::{Plan, Policy};
 use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
 use crate::writer::Force;
@@ -72,19 +72,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         );
     }
 
-    let ctx = ProjectContext::new(&project);
-    let generated = render(Scope::Generated, &ctx, None)?;
-    for path in &generated.empty {
-        plan.remove(path.clone(), String::new(), Policy::RemoveGenerated, true);
-    }
-    plan.extend(generated);
-    plan.add(PlannedFile {
-        path: project_file::FILE_NAME.into(),
-        contents: project.to_yaml()?,
-        policy: Policy::Regenerate,
-        verbatim: true,
-        previous: None,
-    });
+    super::regenerate(&ProjectContext::new(&project), &project, &mut plan)?;
 
     let foreign = resource.external || resource.builtin().is_some();
     let next = if foreign {

@@ -17,7 +17,7 @@ use super::create_api::group_or_domain;
 use crate::cli::EditArgs;
 use crate::context::{ProjectContext, ResourceContext};
 use crate::plan::{Plan, PlannedFile, Policy};
-use crate::project_file::{self, Project};
+use crate::project_file::Project;
 use crate::render::{Scope, render};
 use crate::writer::Force;
 
@@ -42,18 +42,7 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
             render(Scope::Resource, &ctx, Some(&after))?,
         );
     }
-    let generated = render(Scope::Generated, &ctx, None)?;
-    for path in &generated.empty {
-        plan.remove(path.clone(), String::new(), Policy::RemoveGenerated, true);
-    }
-    plan.extend(generated);
-    plan.add(PlannedFile {
-        path: project_file::FILE_NAME.into(),
-        contents: project.to_yaml()?,
-        policy: Policy::Regenerate,
-        verbatim: true,
-        previous: None,
-    });
+    super::regenerate(&ctx, &project, &mut plan)?;
 
     let next = if project.namespaced == old.namespaced {
         "Settings applied."

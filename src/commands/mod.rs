@@ -11,9 +11,30 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::context::ProjectContext;
 use crate::format;
-use crate::plan::Plan;
+use crate::plan::{Plan, PlannedFile, Policy};
+use crate::project_file::{self, Project};
+use crate::render::{Scope, render};
 use crate::writer::{self, Force};
+
+/// Adds to `plan` opsdk's own files rendered from `project` (`ctx`), removing those that now
+/// render to nothing, and PROJECT itself.
+fn regenerate(ctx: &ProjectContext, project: &Project, plan: &mut Plan) -> Result<()> {
+    let generated = render(Scope::Generated, ctx, None)?;
+    for path in &generated.empty {
+        plan.remove(path.clone(), String::new(), Policy::RemoveGenerated, true);
+    }
+    plan.extend(generated);
+    plan.add(PlannedFile {
+        path: project_file::FILE_NAME.into(),
+        contents: project.to_yaml()?,
+        policy: Policy::Regenerate,
+        verbatim: true,
+        previous: None,
+    });
+    Ok(())
+}
 
 /// Formats the plan's Rust files, checks the plan and writes it (or prints it for
 /// `--dry-run`), then prints `next` steps.
