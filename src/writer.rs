@@ -50,6 +50,8 @@ pub fn check<'p>(
     let mut actions = Vec::new();
     let mut conflicts = Vec::new();
     let mut taken_over = Vec::new();
+    // Whether one of them would be removed rather than rewritten, for the message.
+    let mut removing_taken_over = false;
     let mut changed = Vec::new();
     let mut edited = Vec::new();
     for file in &plan.files {
@@ -68,6 +70,7 @@ pub fn check<'p>(
             }
             (Some(_), Policy::RemoveGenerated) => {
                 taken_over.push(file.path.display().to_string());
+                removing_taken_over = true;
                 continue;
             }
             (Some(bytes), Policy::Remove)
@@ -108,7 +111,7 @@ pub fn check<'p>(
         actions.push((action, file));
     }
     if !taken_over.is_empty() {
-        let verb = if plan.files.iter().any(|f| f.policy.removes()) {
+        let verb = if removing_taken_over {
             "change"
         } else {
             "overwrite"
