@@ -125,18 +125,38 @@ fn metrics_only_for_readers(dir: &Path, kubectl: &Kubectl, port: u16) {
     let refused = https_get(port, "/metrics", Some(&stranger));
     assert_eq!(refused.status, 403, "{refused:?}");
 
-    // The first reconcile may still be under way: its counter appears when it ends.
-    let counter = "controller_runtime_reconcile_total{controller=\"application\",result=";
+    // An Application whose Deployment's name is taken by one it does not control: its
+    // reconciles fail (cause child_conflict), so the error families have samples too (the
+    // manager exports a family once it has one).
+    kubectl.ok(&[
+        "-n",
+        NAMESPACE_OF_APPS,
+        "create",
+        "deployment",
+        "taken-deployment",
+        "--image=nginx",
+    ]);
+    let taken = APPLICATION_YAML.replace(
+        "name: application-sample\n  namespace",
+        "name: taken\n  namespace",
+    );
+    kubectl.ok_with_stdin(&["apply", "-f", "-"], Some(&taken));
+
+    // The first reconciles may still be under way: their counters appear when they end.
+    let counters = [
+        "controller_runtime_reconcile_total{controller=\"application\",result=",
+        "operator_reconcile_errors_by_cause_total{controller=\"application\",cause=\"child_conflict\"}",
+    ];
     let deadline = Instant::now() + Duration::from_secs(30);
     let body = loop {
         let scraped = https_get(port, "/metrics", Some(&reader));
         assert_eq!(scraped.status, 200, "{scraped:?}");
-        if scraped.body.contains(counter) {
+        if counters.iter().all(|c| scraped.body.contains(c)) {
             break scraped.body;
         }
         assert!(
             Instant::now() < deadline,
-            "no {counter} in {}",
+            "no {counters:?} in {}",
             scraped.body
         );
         std::thread::sleep(Duration::from_millis(250));
@@ -153,6 +173,9 @@ fn metrics_only_for_readers(dir: &Path, kubectl: &Kubectl, port: u16) {
         "{DASHBOARD} queries {missing:?}, which the manager does not export:\n{body}"
     );
 }
+
+/// The namespace of the article's Applications (its application.yaml).
+const NAMESPACE_OF_APPS: &str = "application-sample";
 
 const DASHBOARD: &str = "grafana/controller-runtime-metrics.json";
 
