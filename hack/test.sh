@@ -2,17 +2,19 @@
 # Runs every test of opsdk: formatting and clippy of opsdk itself, its unit and CLI tests, the
 # golden copy, the generated projects' own checks (rustfmt, clippy, unit tests, envtest suites
 # against a real kube-apiserver, crdgen), the article's walkthrough end to end, a leader
-# handover between two managers, a namespace-scoped manager with a Role only, and the article's image steps (docker-build, docker-push,
-# deploy) with buildah and a local registry.
+# handover between two managers (with the Grafana dashboard's metrics in its scrape), a
+# namespace-scoped manager with a Role only, the generated CI workflows under actionlint, and
+# the article's image steps (docker-build, docker-push, deploy) with buildah and a local registry.
 #
 # Builds (or reuses) the control plane with hack/k8s-assets.sh and the stand-in base images with
 # hack/local-images.sh. Needs root on Debian for the image steps: it installs buildah,
-# debootstrap and docker-registry when missing. Nothing that is missing is skipped: it fails.
+# debootstrap, docker-registry and shellcheck (actionlint checks the workflows' scripts with it)
+# when missing. Nothing that is missing is skipped: it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-for pkg in buildah debootstrap docker-registry; do
+for pkg in buildah debootstrap docker-registry shellcheck; do
     command -v "$pkg" >/dev/null || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

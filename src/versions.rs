@@ -33,6 +33,8 @@ pub struct Versions {
     pub http: &'static str,
     /// The Kubernetes release the tests' control plane runs (hack/k8s-assets.sh builds it).
     pub kubernetes: &'static str,
+    /// The etcd release next to it in CI (the generated test.yml; hack/k8s-assets.sh's too).
+    pub etcd: &'static str,
 }
 
 pub const VERSIONS: Versions = Versions {
@@ -60,4 +62,5 @@ pub const VERSIONS: Versions = Versions {
     tower_test: "0.4",
     http: "1",
     kubernetes: "v1.37.2",
+    etcd: "v3.6.16",
 };

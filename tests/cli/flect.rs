@@ -7,6 +7,8 @@ use std::process::{Command, Stdio};
 
 use opsdk::naming::{default_plural, kubebuilder_plural, plural_of};
 
+use crate::support::go_tool;
+
 const FLECT_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/flect");
 const KINDS: &str = include_str!("../flect/kinds.txt");
 
@@ -21,33 +23,9 @@ fn kinds() -> Vec<&'static str> {
         .collect()
 }
 
-/// Builds tests/flect with Go's build cache into the user's cache directory (outside the
-/// clone) and returns the binary.
+/// Builds tests/flect (its binary is named after the module, `flect`).
 fn flect_binary() -> PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
-    let dir = cache.join("opsdk/flect-v1.0.3");
-    std::fs::create_dir_all(&dir).unwrap();
-    let bin = dir.join("pluralize");
-    // Built under a unique name, then renamed: concurrent runs never see half a binary.
-    let partial = dir.join(format!("pluralize.{}", std::process::id()));
-    let out = Command::new("go")
-        .args(["build", "-trimpath", "-o"])
-        .arg(&partial)
-        .arg(".")
-        .current_dir(FLECT_DIR)
-        .env("GOFLAGS", "-mod=mod")
-        .env("GOTOOLCHAIN", "local")
-        .output()
-        .unwrap_or_else(|e| panic!("running go build (is Go installed?): {e}"));
-    assert!(
-        out.status.success(),
-        "go build in {FLECT_DIR} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::rename(&partial, &bin).unwrap();
-    bin
+    go_tool("flect-v1.0.3", "flect", ".", Path::new(FLECT_DIR))
 }
 
 /// flect's plural of each kind, in order.

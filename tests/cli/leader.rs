@@ -3,6 +3,8 @@
 //! the first holds the Lease under its Pod name, the second stands by, and a SIGTERM to the
 //! first hands over within 5 s. Run by hack/test.sh, which builds the control plane.
 
+use std::collections::BTreeSet;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::article::{
@@ -46,7 +48,7 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
     std::fs::write(dir.join("application.yaml"), APPLICATION_YAML).unwrap();
     kubectl.ok(&["apply", "-f", "application.yaml"]);
     deployment_of(kubectl, "application-sample");
-    metrics_only_for_readers(kubectl, first.metrics);
+    metrics_only_for_readers(dir, kubectl, first.metrics);
 
     // The second stands by: ready, but it neither takes the Lease nor reconciles.
     let mut second = start("manager-1");
@@ -98,8 +100,9 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
 /// The manager's /metrics (HTTPS, HTTP/1.1 only), scraped as a user would with curl: no token
 /// is 401, a ServiceAccount token without the metrics-reader ClusterRole is 403, one bound to
 /// it is 200 with the reconcile counters. The manager reviews the tokens with its own
-/// ServiceAccount, so this also checks config/rbac/metrics_auth_role.yaml.
-fn metrics_only_for_readers(kubectl: &Kubectl, port: u16) {
+/// ServiceAccount, so this also checks config/rbac/metrics_auth_role.yaml. Every metric the
+/// project's Grafana dashboard queries is in the scrape.
+fn metrics_only_for_readers(dir: &Path, kubectl: &Kubectl, port: u16) {
     let token = |account: &str| {
         kubectl.ok(&["-n", NAMESPACE, "create", "serviceaccount", account]);
         let token = kubectl.ok(&["-n", NAMESPACE, "create", "token", account]);
@@ -122,20 +125,107 @@ fn metrics_only_for_readers(kubectl: &Kubectl, port: u16) {
     let refused = https_get(port, "/metrics", Some(&stranger));
     assert_eq!(refused.status, 403, "{refused:?}");
 
-    // The first reconcile may still be under way: its counter appears when it ends.
-    let counter = "controller_runtime_reconcile_total{controller=\"application\",result=";
+    // An Application whose Deployment's name is taken by one it does not control: its
+    // reconciles fail (cause child_conflict), so the error families have samples too (the
+    // manager exports a family once it has one).
+    kubectl.ok(&[
+        "-n",
+        NAMESPACE_OF_APPS,
+        "create",
+        "deployment",
+        "taken-deployment",
+        "--image=nginx",
+    ]);
+    let taken = APPLICATION_YAML.replace(
+        "name: application-sample\n  namespace",
+        "name: taken\n  namespace",
+    );
+    kubectl.ok_with_stdin(&["apply", "-f", "-"], Some(&taken));
+
+    // The first reconciles may still be under way: their counters appear when they end.
+    let counters = [
+        "controller_runtime_reconcile_total{controller=\"application\",result=",
+        "operator_reconcile_errors_by_cause_total{controller=\"application\",cause=\"child_conflict\"}",
+    ];
     let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let body = loop {
         let scraped = https_get(port, "/metrics", Some(&reader));
         assert_eq!(scraped.status, 200, "{scraped:?}");
-        if scraped.body.contains(counter) {
-            break;
+        if counters.iter().all(|c| scraped.body.contains(c)) {
+            break scraped.body;
         }
         assert!(
             Instant::now() < deadline,
-            "no {counter} in {}",
+            "no {counters:?} in {}",
             scraped.body
         );
         std::thread::sleep(Duration::from_millis(250));
+    };
+    let dashboard = std::fs::read_to_string(dir.join(DASHBOARD)).unwrap();
+    let queried = dashboard_metrics(&dashboard);
+    assert!(queried.len() >= 5, "{queried:?}");
+    let missing: Vec<_> = queried
+        .iter()
+        .filter(|name| !exposes(&body, name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{DASHBOARD} queries {missing:?}, which the manager does not export:\n{body}"
+    );
+}
+
+/// The namespace of the article's Applications (its application.yaml).
+const NAMESPACE_OF_APPS: &str = "application-sample";
+
+const DASHBOARD: &str = "grafana/controller-runtime-metrics.json";
+
+/// The metric names in the `expr` of every panel's targets: the identifiers of the manager's
+/// families (`controller_runtime_…`, `operator_…`).
+fn dashboard_metrics(dashboard: &str) -> BTreeSet<String> {
+    let dashboard: serde_json::Value = serde_json::from_str(dashboard).unwrap();
+    let panels = dashboard["panels"].as_array().expect("panels");
+    let mut names = BTreeSet::new();
+    for panel in panels {
+        let targets = panel["targets"].as_array().expect("targets");
+        assert!(!targets.is_empty(), "{panel}");
+        for target in targets {
+            let expr = target["expr"].as_str().expect("expr");
+            names.extend(
+                expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                    .filter(|w| w.starts_with("controller_runtime_") || w.starts_with("operator_"))
+                    .map(String::from),
+            );
+        }
     }
+    names
+}
+
+/// Whether the scrape has `name`: as a sample, or as the family it belongs to (a histogram's
+/// `_bucket`/`_sum`/`_count`, a counter's `_total`) that has no sample yet.
+fn exposes(body: &str, name: &str) -> bool {
+    let family = ["_bucket", "_sum", "_count", "_total"]
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))
+        .unwrap_or(name);
+    body.lines().any(|line| {
+        line.split(['{', ' ']).next() == Some(name)
+            || line
+                .strip_prefix("# TYPE ")
+                .and_then(|t| t.split(' ').next())
+                == Some(family)
+    })
+}
+
+#[test]
+fn dashboard_metrics_are_the_families_and_samples_a_panel_queries() {
+    let dashboard = include_str!("../../templates/grafana/controller-runtime-metrics.json");
+    let names = dashboard_metrics(dashboard);
+    assert!(names.contains("controller_runtime_reconcile_time_seconds_bucket"));
+    assert!(names.contains("operator_reconcile_errors_by_cause_total"));
+    let body = "# TYPE operator_reconcile_errors_by_cause counter\n\
+                controller_runtime_reconcile_total{controller=\"a\",result=\"success\"} 1\n";
+    assert!(exposes(body, "operator_reconcile_errors_by_cause_total"));
+    assert!(exposes(body, "controller_runtime_reconcile_total"));
+    assert!(!exposes(body, "controller_runtime_reconcile_errors_total"));
+    assert!(!exposes(body, "controller_runtime_reconcile"));
 }

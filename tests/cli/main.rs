@@ -19,6 +19,7 @@ mod namespaced;
 mod namespaced_manager;
 mod resilience;
 mod support;
+mod workflows;
 
 // The very harness generated projects get, so the slow tests exercise what users run.
 #[path = "../../templates/tests/envtest/mod.rs"]

@@ -119,3 +119,35 @@ pub fn assert_refused(dir: &Path, cmd: &mut Command, needle: &str) {
 pub fn read(dir: &Path, rel: &str) -> String {
     std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"))
 }
+
+/// A Go program built with `go install` into the user's cache directory (outside the clone),
+/// in a folder named by `versioned` (e.g. `actionlint-v1.7.12`), and returned as the path of
+/// its binary `bin`. `package` is a package path with `@version` (fetched through the Go module
+/// proxy) or `.` for the module in `dir`. Go's build cache makes a rebuild take seconds.
+pub fn go_tool(versioned: &str, bin: &str, package: &str, dir: &Path) -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+    let out = cache.join("opsdk").join(versioned);
+    // Installed into a folder of its own, then renamed: concurrent runs never see half a binary.
+    let partial = out.join(format!(".partial-{}", std::process::id()));
+    std::fs::create_dir_all(&partial).unwrap();
+    let go = std::process::Command::new("go")
+        .args(["install", "-trimpath", package])
+        .current_dir(dir)
+        .env("GOBIN", &partial)
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOTOOLCHAIN", "local")
+        .output()
+        .unwrap_or_else(|e| panic!("running go install (is Go installed?): {e}"));
+    assert!(
+        go.status.success(),
+        "go install {package} in {} failed:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&go.stderr)
+    );
+    let binary = out.join(bin);
+    std::fs::rename(partial.join(bin), &binary).unwrap();
+    std::fs::remove_dir_all(&partial).unwrap();
+    binary
+}
