@@ -42,10 +42,11 @@ pub fn group(group: &str) -> Result<()> {
             "use a short lowercase word, e.g. --group apps, or omit --group to use the domain",
         );
     }
-    if group == "condition" {
+    // src/api holds `condition` and, for other projects' types, `external`.
+    if group == "condition" || group == "external" {
         return invalid(
             format!(
-                "invalid --group {group:?}: the generated src/api module already has a `condition` module"
+                "invalid --group {group:?}: the generated src/api module already has a `{group}` module"
             ),
             "choose another group name",
         );
@@ -241,6 +242,7 @@ mod tests {
             "",
             "-x",
             "condition",
+            "external",
         ] {
             assert!(group(bad).is_err(), "{bad}");
         }
