@@ -120,6 +120,17 @@ impl Installed {
 /// Where `make deploy` puts the manager.
 pub const NAMESPACE: &str = "k8s-operator-talk-system";
 
+/// `kubectl` arguments printing who holds the manager's leader-election Lease.
+pub const LEASE_HOLDER: &[&str] = &[
+    "-n",
+    NAMESPACE,
+    "get",
+    "lease",
+    "k8s-operator-talk-leader",
+    "-o",
+    "jsonpath={.spec.holderIdentity}",
+];
+
 /// The manager just built, running with `--leader-elect` as `make run` (and the Deployment)
 /// runs it (or with other flags, `start_with`), metrics and probes on free loopback ports, its
 /// log in `dir`/`name`.log.

@@ -6,7 +6,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::article::{APPLICATION_YAML, Manager, NAMESPACE, install_article_project};
+use crate::article::{APPLICATION_YAML, LEASE_HOLDER, Manager, NAMESPACE, install_article_project};
 use crate::envtest;
 use crate::generated::{run, target_dir};
 use crate::host::*;
@@ -49,17 +49,8 @@ async fn the_article_walkthrough_against_a_real_control_plane() {
 
     // With --leader-elect the manager holds a Lease before it reconciles; outside a Pod its
     // identity is the host name and its process id.
-    let lease_holder = [
-        "-n",
-        NAMESPACE,
-        "get",
-        "lease",
-        "k8s-operator-talk-leader",
-        "-o",
-        "jsonpath={.spec.holderIdentity}",
-    ];
     let pid = format!("_{}", manager.child.id());
-    kubectl.eventually("the leader Lease", &lease_holder, |holder| {
+    kubectl.eventually("the leader Lease", LEASE_HOLDER, |holder| {
         holder.ends_with(&pid)
     });
 

@@ -66,10 +66,23 @@ fn a_controller_for_a_kubernetes_type_has_no_api_of_its_own() {
     );
 }
 
-const BACKUP_CRD: &str = concat!(
+pub const BACKUP_CRD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/cli/fixtures/backups.storage.example.com.yaml"
 );
+
+/// `create api` for the fixture's Backup, another project's kind.
+pub const BACKUP: &[&str] = &[
+    "--group",
+    "storage",
+    "--version",
+    "v1beta1",
+    "--kind",
+    "Backup",
+    "--resource=false",
+    "--external-api-crd",
+    BACKUP_CRD,
+];
 
 /// `--external-api-crd`: Rust types made from another project's CRD, its copy for the tests,
 /// and a controller; PROJECT marks it `external` as kubebuilder does.
@@ -78,18 +91,7 @@ fn a_controller_for_another_projects_crd_gets_types_made_from_it() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
     let before = snapshot(&dir);
-    let args = [
-        "--group",
-        "storage",
-        "--version",
-        "v1beta1",
-        "--kind",
-        "Backup",
-        "--resource=false",
-        "--external-api-crd",
-        BACKUP_CRD,
-    ];
-    let stdout = create_api(&dir, &args);
+    let stdout = create_api(&dir, BACKUP);
     assert!(
         stdout.contains("Controller for storage.example.com/v1beta1 Backup"),
         "{stdout}"
@@ -173,28 +175,16 @@ fn deleting_a_foreign_kind_removes_what_create_api_added() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
     let before = snapshot(&dir);
-    let backup = [
-        "--group",
-        "storage",
-        "--version",
-        "v1beta1",
-        "--kind",
-        "Backup",
-        "--resource=false",
-    ];
     let config_map = ["--group", "core", "--version", "v1", "--kind", "ConfigMap"];
     create_api(&dir, &[&config_map[..], &["--resource=false"]].concat());
-    create_api(
-        &dir,
-        &[&backup[..], &["--external-api-crd", BACKUP_CRD]].concat(),
-    );
+    create_api(&dir, BACKUP);
     let types = dir.join("src/api/external/storage/v1beta1/backup.rs");
     std::fs::write(
         &types,
         read(&dir, "src/api/external/storage/v1beta1/backup.rs") + "// mine\n",
     )
     .unwrap();
-    let delete_backup = [&["delete", "api"][..], &backup[..6]].concat();
+    let delete_backup = [&["delete", "api"][..], &BACKUP[..6]].concat();
     let mut refused = opsdk(&dir);
     refused.args(&delete_backup);
     assert_refused(

@@ -193,20 +193,7 @@ async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
             "Deployment",
             "--resource=false",
         ],
-        &[
-            "--group",
-            "storage",
-            "--version",
-            "v1beta1",
-            "--kind",
-            "Backup",
-            "--resource=false",
-            "--external-api-crd",
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/cli/fixtures/backups.storage.example.com.yaml"
-            ),
-        ],
+        crate::foreign_api::BACKUP,
     ] {
         create_api(&dir, args);
     }

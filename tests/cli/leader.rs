@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::article::{
-    APPLICATION_YAML, Manager, NAMESPACE, deployment_of, install_article_project,
+    APPLICATION_YAML, LEASE_HOLDER, Manager, NAMESPACE, deployment_of, install_article_project,
 };
 use crate::envtest;
 use crate::host::{https_get, wait_for_ok};
@@ -32,19 +32,10 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
         let env = [("POD_NAME", pod), ("POD_NAMESPACE", NAMESPACE)];
         Manager::start(dir, &account, pod, &env)
     };
-    let holder = [
-        "-n",
-        NAMESPACE,
-        "get",
-        "lease",
-        "k8s-operator-talk-leader",
-        "-o",
-        "jsonpath={.spec.holderIdentity}",
-    ];
 
     // The first replica leads, under its Pod name, and reconciles.
     let mut first = start("manager-0");
-    kubectl.eventually("manager-0 to lead", &holder, |h| h == "manager-0");
+    kubectl.eventually("manager-0 to lead", LEASE_HOLDER, |h| h == "manager-0");
     std::fs::write(dir.join("application.yaml"), APPLICATION_YAML).unwrap();
     kubectl.ok(&["apply", "-f", "application.yaml"]);
     deployment_of(kubectl, "application-sample");
@@ -59,7 +50,7 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(kubectl.ok(&holder), "manager-0");
+    assert_eq!(kubectl.ok(LEASE_HOLDER), "manager-0");
     assert!(!second.process.log().contains("starting controllers"));
 
     // SIGTERM to the leader: it stops, releases the Lease and exits 0; the standby leads
@@ -74,7 +65,7 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
         "name: second\n  namespace",
     );
     kubectl.ok_with_stdin(&["apply", "-f", "-"], Some(&second_app));
-    kubectl.eventually("manager-1 to lead", &holder, |h| h == "manager-1");
+    kubectl.eventually("manager-1 to lead", LEASE_HOLDER, |h| h == "manager-1");
     let leading = sigterm.elapsed();
     deployment_of(kubectl, "second");
     let reconciled = sigterm.elapsed();
@@ -94,7 +85,7 @@ async fn a_standby_leads_within_5_s_of_the_leaders_sigterm() {
     assert!(second.process.terminate(Duration::from_secs(10)).success());
     let exited = sigterm.elapsed();
     assert!(exited < STOP, "the new leader took {exited:?} to stop");
-    assert_eq!(kubectl.ok(&holder), "");
+    assert_eq!(kubectl.ok(LEASE_HOLDER), "");
 }
 
 /// The manager's /metrics (HTTPS, HTTP/1.1 only), scraped as a user would with curl: no token
