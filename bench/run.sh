@@ -32,6 +32,8 @@ for tool in cargo go make jq git; do
   command -v "$tool" >/dev/null || { echo "error: $tool is required" >&2; exit 1; }
 done
 
+# The generated release profile is incremental; CARGO_INCREMENTAL=0 would override it.
+unset CARGO_INCREMENTAL
 START_S=$(date +%s)
 now_ms() { date +%s%3N; }
 say() { printf '[%4ds] %s\n' $(($(date +%s) - START_S)) "$*" >&2; }
@@ -201,6 +203,9 @@ step kb-incremental-build go build -o bin/manager cmd/main.go
 rm -rf "$GOCACHE"
 step kb-clean-build-stripped go build -trimpath -ldflags=-s\ -w -o bin/manager-stripped cmd/main.go
 KB_BIN_MB=$(mb bin/manager-stripped)
+# The same one-line edit, then the stripped build again (Go's counterpart of the release edit loop).
+sed -i 's/"Creating a new Deployment[^"]*"/"Creating a new Deployment (release edit)"/' internal/controller/application_controller.go
+step kb-incremental-release go build -trimpath -ldflags=-s\ -w -o bin/manager-stripped cmd/main.go
 unset GOCACHE
 cd "$WORK"
 
@@ -246,6 +251,7 @@ jq -n \
   --argjson ops_dbg "${STEP_S[ops-clean-debug]}" --argjson ops_rel "${STEP_S[ops-clean-release]}" \
   --argjson ops_inc "${STEP_S[ops-incremental-debug]}" \
   --argjson ops_inc_rel "${STEP_S[ops-incremental-release]:-null}" \
+  --argjson kb_inc_rel "${STEP_S[kb-incremental-release]}" \
   --argjson kb_dbg "${STEP_S[kb-clean-build]}" --argjson kb_rel "${STEP_S[kb-clean-build-stripped]}" \
   --argjson kb_inc "${STEP_S[kb-incremental-build]}" \
   --argjson ops_mb "$OPS_BIN_MB" --argjson kb_mb "$KB_BIN_MB" --argjson kb_mb_default "$KB_BIN_DEFAULT_MB" \
@@ -258,6 +264,7 @@ jq -n \
     clean_debug_build_s: pair($ops_dbg; $kb_dbg),
     clean_release_build_s: pair($ops_rel; $kb_rel),
     incremental_build_s: pair($ops_inc; $kb_inc),
+    incremental_release_build_s: pair($ops_inc_rel; $kb_inc_rel),
     binary_mb: pair($ops_mb; $kb_mb),
     rss_idle_mb: pair($o.rss_idle_mb; $k.rss_idle_mb),
     rss_1000_mb: pair($o.rss_1000_mb; $k.rss_1000_mb),
@@ -273,7 +280,7 @@ jq -n \
     notes: ([
       "load average at start: \($load)",
       "scaffold: wall time of init + create api, median of \($runs) runs each, interleaved, fresh directory each; spread (min-max) opsdk \($ops_min)-\($ops_max) ms, kubebuilder \($kb_min)-\($kb_max) ms. opsdk is the release build and includes its rustfmt pass. kubebuilder \($versions.kubebuilder | split(";")[0] | ltrimstr("KubeBuilder: ")): init --domain minetto.dev --repo github.com/eminetto/k8s-operator-talk; create api --group \($kbgroup) --version v1alpha1 --kind Application --plugins deploy-image/v1-alpha --image nginx:latest --image-container-port 80; its go mod tidy and its controller-gen build (go install, make generate/manifests) run against a warm module cache and a warm GOCACHE (one untimed scaffold first). Medians: opsdk init \($ops_init) ms + create api \($ops_create) ms; kubebuilder init \($kb_init) ms + create api \($kb_create) ms",
-      "builds: opsdk project with cargo (registry downloaded by cargo fetch, CARGO_TARGET_DIR removed before each clean build); debug = cargo build (library, manager, crdgen), release = cargo build --release (profile: codegen-units=1, thin LTO, strip); incremental = cargo build after editing one log message in src/controller/application.rs. kubebuilder project with go build -o bin/manager cmd/main.go (what make build runs after manifests/generate/fmt/vet), GOCACHE emptied before each clean build, module cache warm; its \"release\" is go build -trimpath -ldflags=\"-s -w\"; incremental = go build after editing one log message in internal/controller/application_controller.go",
+      "builds: opsdk project with cargo (registry downloaded by cargo fetch, CARGO_TARGET_DIR removed before each clean build); debug = cargo build (library, manager, crdgen), release = cargo build --release (the generated profile: opt-level s, incremental, strip); incremental = cargo build after editing one log message in src/controller/application.rs. kubebuilder project with go build -o bin/manager cmd/main.go (what make build runs after manifests/generate/fmt/vet), GOCACHE emptied before each clean build, module cache warm; its \"release\" is go build -trimpath -ldflags=\"-s -w\"; incremental = go build after editing one log message in internal/controller/application_controller.go",
       "binary_mb: stripped manager binaries (opsdk release profile; go -ldflags=\"-s -w\"); kubebuilder'"'"'s default make build binary (with symbols and DWARF, the one run on the control plane) is \($kb_mb_default) MB",
       "control plane: etcd, kube-apiserver, kube-controller-manager \($versions.control_plane) (controllers: \($o.kube_controller_manager | join(", ")); its client rate limit lifted), fresh for each operator; no scheduler or kubelet, so Pods stay Pending. \($apps) Applications, one per namespace app-NNNN (namespaces made before the operator starts), same image nginx:latest, 1 replica, port 80, created with 32 requests in flight. managers: opsdk'"'"'s release binary, kubebuilder'"'"'s default go build binary (what make build makes), each with KUBECONFIG (admin), metrics off, probes on; kubebuilder'"'"'s with APPLICATION_IMAGE=nginx:latest",
       "converge_1000_s: from the first create to every child existing with the right spec, seen by a watch: opsdk Deployment and NodePort Service (Deployments alone: \($o.deployments_converged_s) s, Services: \($o.services_converged_s) s); kubebuilder Deployment only (its deploy-image controller makes no Service). Until converged, the API server took on average \($o.operator_request_latency_ms.create_to_converged["create services"] // "?") ms to answer opsdk'"'"'s Service creates and \($o.operator_request_latency_ms.create_to_converged["create deployments"] // "?") ms its Deployment creates; kubebuilder'"'"'s Deployment creates \($k.operator_request_latency_ms.create_to_converged["create deployments"] // "?") ms",
@@ -288,7 +295,6 @@ jq -n \
       scaffold_ms_runs: {opsdk: {median: $ops_med, min: $ops_min, max: $ops_max, init_median: $ops_init, create_api_median: $ops_create},
                          kubebuilder: {median: $kb_med, min: $kb_min, max: $kb_max, init_median: $kb_init, create_api_median: $kb_create}},
       opsdk_scaling: $scaling,
-      incremental_release_build_s: {opsdk: $ops_inc_rel},
       kubebuilder_default_binary_mb: $kb_mb_default,
       step_wall_s: $steps,
       versions: $versions,
@@ -315,7 +321,8 @@ jq -r '
   "|---|---|---|---|---|---|",
   row("scaffold: init + create api, median ms"; .scaffold_ms; "ratio <= 0.01"; yes(.scaffold_ms.opsdk <= .scaffold_ms.kubebuilder / 100)),
   row("clean debug build, s"; .clean_debug_build_s; ""; ""),
-  row("clean release build, s"; .clean_release_build_s; ""; ""),
+  row("clean release build, s"; .clean_release_build_s; "opsdk <= kubebuilder"; yes(.clean_release_build_s.opsdk <= .clean_release_build_s.kubebuilder)),
+  row("release build after a one-line controller edit, s"; .incremental_release_build_s; "opsdk <= 15 s"; yes((.incremental_release_build_s.opsdk // 99) <= 15)),
   row("incremental build after a one-line controller edit, s"; .incremental_build_s; "opsdk <= 15 s"; yes(.incremental_build_s.opsdk <= 15)),
   row("stripped manager binary, MB"; .binary_mb; "opsdk <= 12 MB"; yes(.binary_mb.opsdk <= 12)),
   row("RSS idle, MB"; .rss_idle_mb; "ratio <= 1/3"; yes(.rss_idle_mb.opsdk * 3 <= .rss_idle_mb.kubebuilder)),

@@ -207,9 +207,6 @@ fn panel(
 }
 
 fn format_number(y: f64) -> String {
-    if y.fract() == 0.0 {
-        format!("{y:.0}")
-    } else {
-        format!("{y:.1}")
-    }
+    let text = format!("{y:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
