@@ -11,6 +11,7 @@ pub mod external_crd;
 pub mod format;
 pub mod naming;
 pub mod plan;
+pub mod plugins;
 pub mod project_file;
 pub mod render;
 pub mod validate;
