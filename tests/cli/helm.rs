@@ -74,10 +74,7 @@ fn edit_plugins_helm_adds_the_chart_and_records_it_in_project() {
 
     // The same as `init --plugins helm` then `create api`.
     let (_tmp2, other) = project_dir();
-    succeed(
-        &other,
-        &["init", "--domain", DOMAIN, "--repo", REPO, "--plugins=helm"],
-    );
+    init_with(&other, &["--plugins=helm"]);
     create_api(&other, &["--version", "v1alpha1", "--kind", "Application"]);
     assert_eq!(snapshot(&other), snapshot(&dir));
 }
@@ -85,18 +82,7 @@ fn edit_plugins_helm_adds_the_chart_and_records_it_in_project() {
 #[test]
 fn the_chart_follows_every_command_and_values_yaml_stays_the_users() {
     let (_tmp, dir) = project_dir();
-    succeed(
-        &dir,
-        &[
-            "init",
-            "--domain",
-            DOMAIN,
-            "--repo",
-            REPO,
-            "--plugins",
-            "helm/v1-alpha",
-        ],
-    );
+    init_with(&dir, &["--plugins", "helm/v1-alpha"]);
     let values = format!("{}# my setting\n", read(&dir, "dist/chart/values.yaml"));
     std::fs::write(dir.join("dist/chart/values.yaml"), &values).unwrap();
     let roles = "dist/chart/templates/rbac/crd_roles.yaml";
@@ -253,19 +239,7 @@ fn the_chart_lints_and_renders_what_config_holds() {
     );
 
     let (_n, namespaced) = project_dir();
-    succeed(
-        &namespaced,
-        &[
-            "init",
-            "--domain",
-            DOMAIN,
-            "--repo",
-            REPO,
-            "--namespaced",
-            "--plugins",
-            "helm",
-        ],
-    );
+    init_with(&namespaced, &["--namespaced", "--plugins", "helm"]);
     create_api(
         &namespaced,
         &["--version", "v1alpha1", "--kind", "Application"],

@@ -166,22 +166,7 @@ fn restricted_namespace(kubectl: &Kubectl, name: &str) {
 /// A project with the chart, built for the control plane of `kubeconfig`, `make manifests` run.
 fn chart_project(kubeconfig: &Path, init: &[&str]) -> Installed {
     let (tmp, dir) = project_dir();
-    succeed(
-        &dir,
-        &[
-            &[
-                "init",
-                "--domain",
-                DOMAIN,
-                "--repo",
-                REPO,
-                "--plugins",
-                "helm",
-            ],
-            init,
-        ]
-        .concat(),
-    );
+    init_with(&dir, &[&["--plugins", "helm"], init].concat());
     create_api(&dir, &["--version", "v1alpha1", "--kind", "Application"]);
     let project = Installed::built(tmp, dir, kubeconfig);
     crate::generated::run(&project.dir, "make", &["manifests"]);
