@@ -153,11 +153,15 @@ fn unknown_plugins_are_refused_and_nothing_is_written() {
     }
 }
 
-/// `make manifests`, then helm lint --strict and helm template; the chart's CRDs and manager
-/// rules are config/'s.
+/// `make helm-lint` (`make manifests`, then helm lint --strict) and helm template; the chart's
+/// CRDs and manager rules are config/'s.
 fn lints_renders_and_matches_config(helm_bin: &Path, dir: &Path) -> String {
-    run(dir, "make", &["manifests"]);
-    helm(helm_bin, dir, &["lint", "--strict", "dist/chart"]);
+    let helm_var = format!("HELM={}", helm_bin.display());
+    let lint = run(dir, "make", &["helm-lint", &helm_var]);
+    assert!(
+        lint.contains("1 chart(s) linted, 0 chart(s) failed"),
+        "{lint}"
+    );
     let rendered = helm(
         helm_bin,
         dir,
@@ -228,6 +232,25 @@ fn the_chart_lints_and_renders_what_config_holds() {
     succeed(&article, &["edit", "--plugins", "helm"]);
     let rendered = lints_renders_and_matches_config(&bin, &article);
     assert!(rendered.contains("kind: ClusterRoleBinding"), "{rendered}");
+    let helm_var = format!("HELM={}", bin.display());
+    run(
+        &article,
+        "make",
+        &["helm-package", &helm_var, "CHART_VERSION=0.2.0"],
+    );
+    let package = article.join("dist/k8s-operator-talk-0.2.0.tgz");
+    let listing = checked(Command::new("tar").arg("tzf").arg(&package)).0;
+    for file in [
+        "values.yaml",
+        "templates/manager/manager.yaml",
+        "files/rbac/role.yaml",
+        "files/crds/minetto.dev_applications.yaml",
+    ] {
+        assert!(
+            listing.contains(&format!("k8s-operator-talk/{file}\n")),
+            "{file} not packaged:\n{listing}"
+        );
+    }
 
     let (_m, many) = project_dir();
     many_kinds_project(&many);
