@@ -112,6 +112,10 @@ fn the_chart_follows_every_command_and_values_yaml_stays_the_users() {
     assert!(manager.contains("WATCH_NAMESPACE"), "{manager}");
 
     succeed(&dir, &["edit", "--plugins", "helm"]);
+    // What `make manifests` would have written for Widget goes with it.
+    let copy = dir.join("dist/chart/files/crds/batch.minetto.dev_widgets.yaml");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::write(&copy, "kind: CustomResourceDefinition\n").unwrap();
     succeed(
         &dir,
         &[
@@ -126,6 +130,7 @@ fn the_chart_follows_every_command_and_values_yaml_stays_the_users() {
         ],
     );
     assert!(!read(&dir, roles).contains("widgets"));
+    assert!(!copy.exists(), "the chart's copy of the Widget CRD stayed");
     assert_eq!(read(&dir, "dist/chart/values.yaml"), values);
 }
 
