@@ -77,6 +77,7 @@ OPSDK=$ROOT/target/release/opsdk
 # The commit measured; -dirty when src/ or templates/ had uncommitted changes at build time.
 OPSDK_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)
 [ -z "$(git -C "$ROOT" status --porcelain -- src templates Cargo.toml Cargo.lock)" ] || OPSDK_COMMIT+=-dirty
+echo "$OPSDK_COMMIT" >"$WORK/opsdk-commit"
 step k8s-assets "$ROOT/hack/k8s-assets.sh"
 export KUBEBUILDER_ASSETS
 KUBEBUILDER_ASSETS=$(tail -n 1 "$LOGS/k8s-assets.log")

@@ -9,6 +9,7 @@ pub mod commands;
 pub mod context;
 pub mod external_crd;
 pub mod format;
+pub mod lockfile;
 pub mod naming;
 pub mod plan;
 pub mod plugins;

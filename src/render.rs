@@ -21,6 +21,7 @@ use include_dir::{Dir, DirEntry, include_dir};
 use tera::{Context, Tera};
 
 use crate::context::{ProjectContext, ResourceContext};
+use crate::lockfile;
 use crate::plan::{GENERATED_MARKER, Plan, PlannedFile, Policy};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
@@ -133,6 +134,11 @@ pub fn render(
         };
         let path = Tera::one_off(template.name.trim_end_matches(".tera"), &ctx, false)
             .map_err(|e| tera_error(template.name, e))?;
+        let contents = if template.name == lockfile::TEMPLATE {
+            lockfile::in_cargo_order(&contents)
+        } else {
+            contents
+        };
         if contents.trim().is_empty() {
             plan.empty.push(PathBuf::from(path));
             continue;
@@ -150,6 +156,11 @@ pub fn render(
         });
     }
     Ok(plan)
+}
+
+/// The text of the template at `name` (a path inside `templates/`).
+pub fn template_text(name: &str) -> Option<&'static str> {
+    catalog().iter().find(|t| t.name == name).map(|t| t.text)
 }
 
 /// Tera hides the cause in its source chain; flatten it into one message.

@@ -1,6 +1,7 @@
 //! Input validation, as Kubernetes and Cargo would judge each name. Every check returns an
 //! error whose first line names the input and whose `help:` line names the fix.
 
+use crate::{lockfile, render};
 use anyhow::{Result, bail};
 
 /// An invalid input: `error: <what>` then `help: <fix>` when printed by `main`.
@@ -153,6 +154,21 @@ pub fn project_name(name: &str, source: &str) -> Result<()> {
             "pass --project-name my-operator",
         );
     }
+    // Cargo treats `-` and `_` alike in crate names: a project named like one of its own
+    // dependencies could not be built.
+    let crate_name = |n: &str| n.replace('-', "_");
+    let lock = render::template_text(lockfile::TEMPLATE).unwrap_or_default();
+    if lockfile::dependency_names(lock, "{{ project.name }}")
+        .into_iter()
+        .any(|dep| crate_name(dep) == crate_name(name))
+    {
+        return invalid(
+            format!(
+                "invalid project name {name:?} (from {source}): the project depends on a crate of that name"
+            ),
+            "pass --project-name my-operator",
+        );
+    }
     Ok(())
 }
 
@@ -251,7 +267,18 @@ mod tests {
     #[test]
     fn project_names_and_plurals() {
         assert!(project_name("k8s-operator-talk", "--repo").is_ok());
-        for bad in ["K8s", "my_op", "-op", "1op", "test", ""] {
+        for bad in [
+            "K8s",
+            "my_op",
+            "-op",
+            "1op",
+            "test",
+            "",
+            "kube",
+            "tokio",
+            "k8s-openapi",
+            "serde-json",
+        ] {
             assert!(project_name(bad, "--project-name").is_err(), "{bad}");
         }
         assert!(plural("applications").is_ok());

@@ -13,7 +13,8 @@ use kube::ResourceExt;
 use tracing::{info, warn};
 
 use crate::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Status};
-use crate::api::{Condition, set_condition};
+use crate::api::{Condition, ready_status, set_condition};
+use crate::metrics::ReadyCounts;
 use crate::context::retry_key;
 use crate::rbac::Rule;
 use crate::{Context, Error, Result, watches};

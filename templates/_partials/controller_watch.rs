@@ -41,6 +41,15 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
         .predicate_filter(changed, PredicateConfig::default());
     let concurrency = ctx.settings.max_concurrent_reconciles;
     ctx.metrics.controller_started(CONTROLLER, concurrency);
+{%- if not r.foreign_type %}
+    let cached = reader.clone();
+    ctx.metrics.count_ready(CONTROLLER, move || {
+        let objects = cached.state();
+        ReadyCounts::of(objects.iter().map(|obj| {
+            obj.status.as_ref().and_then(|status| ready_status(&status.conditions))
+        }))
+    });
+{%- endif %}
     let config = controller::Config::default().concurrency(concurrency);
 {%- if r.deploy_image %}
     let state = Arc::new(State { ctx, deployments, services });

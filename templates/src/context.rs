@@ -1,4 +1,4 @@
-//! State shared by every reconciler: the client, the event recorder, metrics, the retry
+//! State shared by every reconciler: the client, the events' reporter, metrics, the retry
 //! schedule and the manager's settings.
 
 use std::collections::HashMap;
@@ -20,7 +20,11 @@ use crate::watches::{Namespaces, Watches};
 
 pub struct Context {
     pub client: Client,
-    pub recorder: Recorder,
+    /// Who the events come from. Each event gets a `Recorder` of its own, as kube documents:
+    /// a shared one keeps every event it sent in a cache that it only trims when it sends the
+    /// next, so a quiet manager would hold its last burst of events for good. We announce a
+    /// change once, not on every retry, so there is no series for that cache to count.
+    reporter: Reporter,
     pub metrics: Arc<Metrics>,
     pub retries: Retries,
     pub settings: Settings,
@@ -69,7 +73,7 @@ impl Context {
             instance: std::env::var("POD_NAME").ok(),
         };
         Context {
-            recorder: Recorder::new(client.clone(), reporter),
+            reporter,
             client,
             metrics,
             retries: Retries::default(),
@@ -92,7 +96,8 @@ impl Context {
             action: "Reconcile".into(),
             secondary: None,
         };
-        if let Err(err) = self.recorder.publish(&event, &obj.object_ref(&())).await {
+        let recorder = Recorder::new(self.client.clone(), self.reporter.clone());
+        if let Err(err) = recorder.publish(&event, &obj.object_ref(&())).await {
             warn!("recording event {reason}: {err}");
         }
     }

@@ -37,6 +37,10 @@ fn repos_and_project_names() {
         "invalid project name \"My_Operator\" (from --repo)",
     );
     refuse_init(&["--project-name", "test"], "Cargo reserves it");
+    refuse_init(
+        &["--project-name", "kube"],
+        "depends on a crate of that name",
+    );
     refuse_init(&["--project-name", "9lives"], "invalid project name");
 }
 

@@ -46,7 +46,14 @@ pub fn passes_its_own_checks_with(dir: &Path, test_args: &[&str]) {
     run(
         dir,
         "cargo",
-        &["clippy", "--all-targets", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--locked",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
     );
     run(dir, "make", &["manifests"]);
     let kustomization = read(dir, "config/crd/kustomization.yaml");
@@ -56,7 +63,10 @@ pub fn passes_its_own_checks_with(dir: &Path, test_args: &[&str]) {
             "make manifests did not write {line}"
         );
     }
-    let output = run(dir, "cargo", test_args);
+    // --locked: the shipped Cargo.lock must be complete and current, or this fails.
+    let mut locked = test_args.to_vec();
+    locked.insert(1, "--locked");
+    let output = run(dir, "cargo", &locked);
     if test_args == ["test"] && std::env::var("ENVTEST_REQUIRED").is_ok_and(|v| v == "1") {
         assert!(
             !output.contains("skipping"),

@@ -138,11 +138,30 @@ fn metrics_only_for_readers(dir: &Path, kubectl: &Kubectl, port: u16) {
         "controller_runtime_reconcile_total{controller=\"application\",result=",
         "operator_reconcile_errors_by_cause_total{controller=\"application\",cause=\"child_conflict\"}",
     ];
+    // operator_ready_objects agrees with the Applications' own Ready conditions (the taken
+    // one is False at least).
+    let not_ready = || {
+        let statuses = kubectl.ok(&[
+            "get",
+            "applications",
+            "-A",
+            "-o",
+            r#"jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}"#,
+        ]);
+        statuses.lines().filter(|s| *s == "False").count()
+    };
     let deadline = Instant::now() + Duration::from_secs(30);
     let body = loop {
         let scraped = https_get(port, "/metrics", Some(&reader));
         assert_eq!(scraped.status, 200, "{scraped:?}");
-        if counters.iter().all(|c| scraped.body.contains(c)) {
+        let false_count = not_ready();
+        let ready_gauge = format!(
+            "operator_ready_objects{{controller=\"application\",status=\"False\"}} {false_count}\n"
+        );
+        if counters.iter().all(|c| scraped.body.contains(c))
+            && false_count >= 1
+            && scraped.body.contains(&ready_gauge)
+        {
             break scraped.body;
         }
         assert!(

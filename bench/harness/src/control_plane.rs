@@ -26,7 +26,8 @@ pub const KCM_CONTROLLERS: &[&str] = &[
 const KCM_QPS: u32 = 500;
 
 /// A private assets folder: the real etcd, kube-controller-manager and kubectl, and a
-/// kube-apiserver wrapper that adds an audit log and a /16 service range. Points
+/// kube-apiserver wrapper that adds an audit log, a /16 service range and a NodePort range wide
+/// enough for bench/growth.sh's 4,000 NodePort Services (the default holds 2,768). Points
 /// `KUBEBUILDER_ASSETS` at it (before any thread starts) and returns it.
 pub fn prepare_assets(logs: &Path) -> Result<PathBuf, Error> {
     let real =
@@ -52,9 +53,10 @@ pub fn prepare_assets(logs: &Path) -> Result<PathBuf, Error> {
     std::fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\n# kube-apiserver with an audit log (who sent each request) and room for 65k Services.\n\
+            "#!/bin/sh\n# kube-apiserver with an audit log (who sent each request) and room for 65k Services (12k NodePorts).\n\
              exec '{}' \"$@\" --audit-policy-file='{}' --audit-log-path='{}' --audit-log-format=json \
-             --audit-log-mode=blocking --service-cluster-ip-range=10.0.0.0/16\n",
+             --audit-log-mode=blocking --service-cluster-ip-range=10.0.0.0/16 \
+             --service-node-port-range=20000-32767\n",
             real.join("kube-apiserver").display(),
             policy.display(),
             audit.display()

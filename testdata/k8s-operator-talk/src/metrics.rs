@@ -2,7 +2,10 @@
 //! (`controller_runtime_reconcile_total{controller,result}`, `..._reconcile_errors_total`,
 //! `..._reconcile_time_seconds`, `..._max_concurrent_reconciles`, `..._active_workers`), so
 //! that dashboards and alerts made for kubebuilder operators work unchanged. What failed is
-//! counted apart, by cause, in `operator_reconcile_errors_by_cause_total`.
+//! counted apart, by cause, in `operator_reconcile_errors_by_cause_total`, and objects by the
+//! status of their `Ready` condition in `operator_ready_objects` (see `ready`).
+
+mod ready;
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +17,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+pub use self::ready::ReadyCounts;
+use self::ready::ReadyObjects;
 use crate::{Error, Result};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -51,6 +56,7 @@ pub struct Metrics {
     time: HistogramFamily,
     max_concurrent: Family<ControllerLabels, Gauge>,
     active: Family<ControllerLabels, Gauge>,
+    ready: ReadyObjects,
 }
 
 impl Default for Metrics {
@@ -93,6 +99,8 @@ impl Default for Metrics {
             "Reconciliation errors per controller and cause",
             causes.clone(),
         );
+        let ready = ReadyObjects::default();
+        registry.register_collector(Box::new(ready.clone()));
         Metrics {
             registry,
             total,
@@ -101,6 +109,7 @@ impl Default for Metrics {
             time,
             max_concurrent,
             active,
+            ready,
         }
     }
 }
@@ -117,6 +126,16 @@ impl Metrics {
         self.max_concurrent
             .get_or_create(&controller_labels(controller))
             .set(max_concurrent.into());
+    }
+
+    /// Counts `controller`'s objects by `Ready` status with `count` at each scrape (it reads
+    /// the controller's cache).
+    pub fn count_ready(
+        &self,
+        controller: &'static str,
+        count: impl Fn() -> ReadyCounts + Send + Sync + 'static,
+    ) {
+        self.ready.add(controller, Box::new(count));
     }
 
     /// A reconcile of `controller` begins; `finish` the returned timer with its result.
@@ -200,6 +219,9 @@ mod tests {
         let metrics = Metrics::default();
         let sync = Duration::from_secs(300);
         metrics.controller_started("widget", 16);
+        metrics.count_ready("widget", || {
+            ReadyCounts::of([Some("True"), Some("True"), Some("False"), None])
+        });
         let timer = metrics.reconcile_started("widget");
         assert!(
             metrics
@@ -226,6 +248,9 @@ mod tests {
             r#"controller_runtime_max_concurrent_reconciles{controller="widget"} 16"#,
             r#"controller_runtime_active_workers{controller="widget"} 0"#,
             r#"operator_reconcile_errors_by_cause_total{controller="widget",cause="missing_namespace"} 1"#,
+            r#"operator_ready_objects{controller="widget",status="True"} 2"#,
+            r#"operator_ready_objects{controller="widget",status="False"} 1"#,
+            r#"operator_ready_objects{controller="widget",status="Unknown"} 1"#,
         ] {
             assert!(text.contains(line), "missing {line} in\n{text}");
         }

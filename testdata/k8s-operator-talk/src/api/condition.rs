@@ -53,6 +53,14 @@ impl Condition {
     }
 }
 
+/// The status of the `Ready` condition in `conditions` (`True`, `False`), if there is one.
+pub fn ready_status(conditions: &[Condition]) -> Option<&str> {
+    conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .map(|c| c.status.as_str())
+}
+
 /// Puts `condition` in `conditions`, in place of the one of the same type if there is one.
 pub fn set_condition(conditions: &mut Vec<Condition>, condition: Condition) {
     match conditions.iter_mut().find(|c| c.type_ == condition.type_) {

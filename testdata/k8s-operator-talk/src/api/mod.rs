@@ -2,7 +2,7 @@
 //! The custom resource types: one module per API version, one file per kind.
 
 pub mod condition;
-pub use condition::{Condition, set_condition};
+pub use condition::{Condition, ready_status, set_condition};
 
 pub mod v1alpha1 {
     mod application;

@@ -22,10 +22,11 @@ use kube::{Resource, ResourceExt};
 use tracing::{info, warn};
 
 use crate::api::v1alpha1::{Application, ApplicationStatus};
-use crate::api::{Condition, set_condition};
+use crate::api::{Condition, ready_status, set_condition};
 use crate::context::retry_key;
 use crate::controller::children::{Children, MANAGED_BY, Outcome};
 use crate::controller::rollout::{Rollout, rollout};
+use crate::metrics::ReadyCounts;
 use crate::rbac::Rule;
 use crate::{Context, Error, Result, watches};
 
@@ -108,6 +109,15 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
         .predicate_filter(changed, PredicateConfig::default());
     let concurrency = ctx.settings.max_concurrent_reconciles;
     ctx.metrics.controller_started(CONTROLLER, concurrency);
+    let cached = reader.clone();
+    ctx.metrics.count_ready(CONTROLLER, move || {
+        let objects = cached.state();
+        ReadyCounts::of(objects.iter().map(|obj| {
+            obj.status
+                .as_ref()
+                .and_then(|status| ready_status(&status.conditions))
+        }))
+    });
     let config = controller::Config::default().concurrency(concurrency);
     let state = Arc::new(State {
         ctx,
