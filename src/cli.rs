@@ -70,6 +70,9 @@ pub struct InitArgs {
     /// (its own when deployed), granted by a Role and RoleBinding instead of a ClusterRole
     #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub namespaced: bool,
+    /// Optional parts, comma-separated: `helm` (a Helm chart under dist/chart)
+    #[arg(long, value_delimiter = ',', value_name = "PLUGIN")]
+    pub plugins: Vec<String>,
     /// Print the files that would be written, and write nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -88,6 +91,10 @@ pub struct EditArgs {
     /// Copyright owner (LICENSE, Cargo.toml's `authors`)
     #[arg(long)]
     pub owner: Option<String>,
+    /// Add optional parts, comma-separated: `helm` (a Helm chart under dist/chart, regenerated
+    /// by every later command)
+    #[arg(long, value_delimiter = ',', value_name = "PLUGIN")]
+    pub plugins: Vec<String>,
     /// Overwrite the files the change rewrites even when you changed them
     #[arg(long)]
     pub force: bool,

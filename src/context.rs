@@ -27,6 +27,9 @@ pub struct ProjectContext {
     /// A namespace-scoped manager: a Role and RoleBinding, WATCH_NAMESPACE from the Pod's
     /// namespace, `controller::NAMESPACED`.
     pub namespaced: bool,
+    /// The Helm plugin (`--plugins helm`): the chart under `dist/chart`, its Makefile targets
+    /// and workflow.
+    pub helm: bool,
     /// The project's own APIs (not Kubernetes' types it only has controllers for).
     pub resources: Vec<ResourceContext>,
     /// Resources with a controller, in PROJECT order, Kubernetes' types included.
@@ -120,6 +123,10 @@ pub struct CrdContext {
     pub crd_name: String,
     /// Stem of the kind's per-kind files (`application`, `apps_application`).
     pub file_stem: String,
+    /// Stem of the kind's cluster-wide object names (`application`, `apps-application`).
+    pub name_stem: String,
+    pub plural: String,
+    pub api_group: String,
     /// File `make manifests` writes under `config/crd/bases` (`minetto.dev_applications.yaml`).
     pub file: String,
     /// `v1alpha1::Application` paths below `crate::api`, oldest version first.
@@ -246,6 +253,7 @@ impl ProjectContext {
             owner: project.owner.clone(),
             license: project.license,
             namespaced: project.namespaced,
+            helm: project.plugins.helm.is_some(),
             license_spdx: match project.license {
                 License::Apache2 => "Apache-2.0",
                 License::Mit => "MIT",
@@ -319,6 +327,9 @@ fn crds(resources: &[ResourceContext]) -> Vec<CrdContext> {
                 kind: r.kind.clone(),
                 crd_name: r.crd_name.clone(),
                 file_stem: r.file_stem.clone(),
+                name_stem: r.name_stem.clone(),
+                plural: r.plural.clone(),
+                api_group: r.api_group.clone(),
                 file: format!("{}_{}.yaml", r.api_group, r.plural),
                 type_paths: vec![path],
                 storage_version: r.version.clone(),

@@ -12,6 +12,7 @@ pub mod format;
 pub mod lockfile;
 pub mod naming;
 pub mod plan;
+pub mod plugins;
 pub mod project_file;
 pub mod render;
 pub mod validate;

@@ -27,8 +27,34 @@ pub struct Project {
     /// namespaces in WATCH_NAMESPACE, with a Role and RoleBinding instead of a ClusterRole.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub namespaced: bool,
+    /// Optional parts of the project (`--plugins`), recorded as kubebuilder records its
+    /// plugins: one key per plugin and version, holding the plugin's options.
+    #[serde(default, skip_serializing_if = "Plugins::is_empty")]
+    pub plugins: Plugins,
     #[serde(default)]
     pub resources: Vec<Resource>,
+}
+
+/// The plugins a project uses (PROJECT's `plugins:`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plugins {
+    /// A Helm chart under `dist/chart` (`--plugins helm`).
+    #[serde(
+        rename = "helm.opsdk.dev/v1-alpha",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub helm: Option<HelmPlugin>,
+}
+
+/// The Helm plugin has no options: the chart is always `dist/chart`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HelmPlugin {}
+
+impl Plugins {
+    pub fn is_empty(&self) -> bool {
+        self.helm.is_none()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -7,6 +7,9 @@
 //! - its first line carries the generated marker -> opsdk's file, rendered from the whole PROJECT;
 //! - otherwise -> written once by `init`, the user's file.
 //!
+//! A plugin's templates (`dist/chart/` for `helm`) are rendered only for projects that use the
+//! plugin.
+//!
 //! A template that renders to nothing but whitespace produces no file (a controller for a
 //! resource created with `--controller=false`, a license for `--license none`).
 
@@ -23,6 +26,8 @@ use crate::plan::{GENERATED_MARKER, Plan, PlannedFile, Policy};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 const PARTIALS: &str = "_partials/";
+/// The Helm plugin's chart.
+const HELM_CHART: &str = "dist/chart/";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -118,7 +123,9 @@ pub fn render(
         ctx.insert("resource", resource);
     }
     let mut plan = Plan::default();
-    for template in catalog().iter().filter(|t| t.scope == Some(scope)) {
+    let wanted =
+        |t: &&Template| t.scope == Some(scope) && (project.helm || !t.name.starts_with(HELM_CHART));
+    for template in catalog().iter().filter(wanted) {
         let contents = if template.rendered {
             tera.render(template.name, &ctx)
                 .map_err(|e| tera_error(template.name, e))?

@@ -35,6 +35,8 @@ pub struct Versions {
     pub kubernetes: &'static str,
     /// The etcd release next to it in CI (the generated test.yml; hack/k8s-assets.sh's too).
     pub etcd: &'static str,
+    /// The Helm release the generated chart workflow lints with (opsdk's tests build the same).
+    pub helm: &'static str,
 }
 
 pub const VERSIONS: Versions = Versions {
@@ -63,4 +65,5 @@ pub const VERSIONS: Versions = Versions {
     http: "1",
     kubernetes: "v1.37.2",
     etcd: "v3.6.16",
+    helm: "v3.22.0",
 };

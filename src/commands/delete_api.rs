@@ -23,6 +23,9 @@ use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
 use crate::writer::Force;
 
+/// Where `make manifests` copies the CRDs for the Helm chart (crdgen's third argument).
+const CHART_CRDS: &str = "dist/chart/files/crds";
+
 pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     let old = Project::load(root)?;
     let index = find(&old, args)?;
@@ -61,6 +64,11 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         .map(|c| PathBuf::from("config/crd/bases").join(&c.file));
     if let Some(crd) = &crd {
         plan.remove(crd.clone(), String::new(), Policy::RemoveOutput, true);
+        // The Helm chart's copy, which the same `make manifests` wrote.
+        if old_ctx.helm {
+            let copy = Path::new(CHART_CRDS).join(crd.file_name().unwrap());
+            plan.remove(copy, String::new(), Policy::RemoveOutput, true);
+        }
     }
     if resource.external {
         external_files(

@@ -1,6 +1,6 @@
-//! `opsdk edit`: changes a project-wide setting (`--namespaced`, `--license`, `--owner`) of an existing
-//! project, through the same pipeline as the other commands: PROJECT with the new setting ->
-//! Context -> render -> Plan -> check -> write.
+//! `opsdk edit`: changes a project-wide setting (`--namespaced`, `--license`, `--owner`,
+//! `--plugins`) of an existing project, through the same pipeline as the other commands:
+//! PROJECT with the new setting -> Context -> render -> Plan -> check -> write.
 //!
 //! What a setting changes follows from the templates, never from a list kept here: every
 //! file of the user's that renders differently with the new setting than with the old one is
@@ -17,6 +17,7 @@ use super::create_api::group_or_domain;
 use crate::cli::EditArgs;
 use crate::context::{ProjectContext, ResourceContext};
 use crate::plan::{Plan, PlannedFile, Policy};
+use crate::plugins;
 use crate::project_file::Project;
 use crate::render::{Scope, render};
 use crate::writer::Force;
@@ -44,7 +45,9 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
     }
     super::regenerate(&ctx, &project, &mut plan)?;
 
-    let next = if project.namespaced == old.namespaced {
+    let next = if project.plugins.helm.is_some() && old.plugins.helm.is_none() {
+        HELM_NEXT
+    } else if project.namespaced == old.namespaced {
         "Settings applied."
     } else if project.namespaced {
         "The manager is namespace-scoped: it watches the namespaces in WATCH_NAMESPACE (its own Pod's\nnamespace when deployed; every namespace when unset, as with `make run`). Next:\n  make manifests && cargo test   # config/rbac/role.yaml becomes a Role"
@@ -54,6 +57,9 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
     let force = if args.force { Force::On } else { Force::Off };
     super::finish(root, plan, force, args.dry_run, next)
 }
+
+/// What to do after `--plugins helm`: the chart's CRDs and role come from code.
+pub const HELM_NEXT: &str = "Helm chart written to dist/chart (dist/chart/values.yaml is yours). Next:\n  make manifests   # also writes the chart's CRDs and manager role (dist/chart/files)\n  make helm-lint && make helm-deploy IMG=<registry>/<image>:<tag>";
 
 /// PROJECT with the settings `args` give; the others keep their values.
 fn apply(old: &Project, args: &EditArgs) -> Result<Project> {
@@ -71,9 +77,13 @@ fn apply(old: &Project, args: &EditArgs) -> Result<Project> {
         project.owner = owner.clone();
         given = true;
     }
+    if !args.plugins.is_empty() {
+        project.plugins = plugins::enable(&project.plugins, &args.plugins)?;
+        given = true;
+    }
     if !given {
         bail!(
-            "nothing to edit: no setting given\nhelp: pass --namespaced[=false], --license or --owner"
+            "nothing to edit: no setting given\nhelp: pass --namespaced[=false], --license, --owner or --plugins"
         );
     }
     Ok(project)

@@ -7,7 +7,8 @@ use anyhow::{Result, bail};
 use crate::cli::InitArgs;
 use crate::context::ProjectContext;
 use crate::plan::{PlannedFile, Policy};
-use crate::project_file::{self, LAYOUT, Project};
+use crate::plugins;
+use crate::project_file::{self, LAYOUT, Plugins, Project};
 use crate::render::{Scope, render};
 use crate::validate;
 use crate::writer::Force;
@@ -29,7 +30,11 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         plan,
         Force::Unavailable,
         args.dry_run,
-        "Project initialized. Next: define an API with\n  opsdk create api --version v1alpha1 --kind <Kind>",
+        if project.plugins.helm.is_some() {
+            "Project initialized, with a Helm chart in dist/chart. Next: define an API with\n  opsdk create api --version v1alpha1 --kind <Kind>"
+        } else {
+            "Project initialized. Next: define an API with\n  opsdk create api --version v1alpha1 --kind <Kind>"
+        },
     )
 }
 
@@ -69,6 +74,7 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
         owner: args.owner.clone(),
         license: args.license,
         namespaced: args.namespaced,
+        plugins: plugins::enable(&Plugins::default(), &args.plugins)?,
         resources: Vec::new(),
     })
 }

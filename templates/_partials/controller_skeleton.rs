@@ -54,7 +54,7 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
     // error (with `?` inside a block, or `Err(...)`).
     let outcome: Result<()> = Ok(());
     let status = match &outcome {
-        Ok(()) => ready_status(obj),
+        Ok(()) => applied_status(obj),
         Err(err) => failed_status(obj, err),
     };
     let reported = state.ctx.report(api, obj, obj.status.as_ref(), &status, false, FIELD_MANAGER, outcome);
@@ -70,7 +70,7 @@ async fn cleanup(obj: &{{ r.type_name }}, _api: &Api<{{ r.type_name }}>, _state:
 }
 
 /// The status after a successful `apply`.
-fn ready_status(obj: &{{ r.type_name }}) -> {{ r.kind }}Status {
+fn applied_status(obj: &{{ r.type_name }}) -> {{ r.kind }}Status {
     let mut status = obj.status.clone().unwrap_or_default();
     let ready = Condition::new("Ready", true, "Reconciled", "spec applied", obj.metadata.generation, &status.conditions);
     set_condition(&mut status.conditions, ready);
@@ -92,16 +92,16 @@ mod tests {
     #[test]
     fn status_is_stable_once_written() {
         let mut obj = fixture();
-        let first = ready_status(&obj);
+        let first = applied_status(&obj);
         assert_eq!(first.observed_generation, Some(3));
         obj.status = Some(first.clone());
-        assert_eq!(ready_status(&obj), first, "an unchanged object must not cause a status write");
+        assert_eq!(applied_status(&obj), first, "an unchanged object must not cause a status write");
     }
 
     #[test]
     fn a_failure_turns_ready_false_with_its_message() {
         let mut obj = fixture();
-        obj.status = Some(ready_status(&obj));
+        obj.status = Some(applied_status(&obj));
         let failed = failed_status(&obj, &Error::ChildConflict("ConfigMap x is in the way".into()));
         let ready = &failed.conditions[0];
         assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("False", "ChildConflict"));

@@ -9,6 +9,8 @@ mod flect;
 mod foreign_api;
 mod generated;
 mod golden;
+mod helm;
+mod helm_cluster;
 mod host;
 mod image;
 mod init;

@@ -31,7 +31,15 @@ pub fn succeed(dir: &Path, args: &[&str]) -> String {
 }
 
 pub fn init(dir: &Path) {
-    succeed(dir, &["init", "--domain", DOMAIN, "--repo", REPO]);
+    init_with(dir, &[]);
+}
+
+/// `opsdk init` of the article's domain and repo, with `extra` flags.
+pub fn init_with(dir: &Path, extra: &[&str]) {
+    succeed(
+        dir,
+        &[&["init", "--domain", DOMAIN, "--repo", REPO], extra].concat(),
+    );
 }
 
 pub fn create_api(dir: &Path, args: &[&str]) -> String {

@@ -1,12 +1,13 @@
 //! The generated GitHub Actions workflows pass actionlint v1.7.12, built from the Go module
 //! proxy: the article's project and one with many kinds (the workflows do not depend on the
-//! kinds, but the scaffold of each is what users commit).
+//! kinds, but the scaffold of each is what users commit), and the chart workflow of a project
+//! with the Helm plugin.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::many_kinds::many_kinds_project;
-use crate::support::{article_project, go_tool, project_dir};
+use crate::support::{article_project, go_tool, project_dir, succeed};
 
 const ACTIONLINT: &str = "github.com/rhysd/actionlint/cmd/actionlint@v1.7.12";
 const WORKFLOWS: [&str; 3] = ["lint.yml", "test.yml", "image.yml"];
@@ -20,9 +21,12 @@ fn actionlint(bin: &Path, files: &[PathBuf]) -> Output {
         .unwrap()
 }
 
+/// The project's workflows: the three every project has, and test-chart.yml with the chart.
 fn workflows(dir: &Path) -> Vec<PathBuf> {
+    let chart = dir.join("dist/chart").exists().then_some("test-chart.yml");
     WORKFLOWS
         .iter()
+        .chain(chart.as_ref())
         .map(|name| dir.join(".github/workflows").join(name))
         .collect()
 }
@@ -41,7 +45,11 @@ fn generated_workflows_pass_actionlint() {
     article_project(&article);
     let (_many, many) = project_dir();
     many_kinds_project(&many);
-    for dir in [&article, &many] {
+    let (_helm, helm) = project_dir();
+    article_project(&helm);
+    succeed(&helm, &["edit", "--plugins", "helm"]);
+    assert_eq!(workflows(&helm).len(), 4);
+    for dir in [&article, &many, &helm] {
         let files = workflows(dir);
         let out = actionlint(&bin, &files);
         assert!(

@@ -1,10 +1,13 @@
 //! Writes the manifests made from code (`make manifests`): given a directory, one
 //! `<group>_<plural>.yaml` file per CustomResourceDefinition there, and given a second path,
 //! the manager's ClusterRole (a Role when namespace-scoped) from the controllers' `RBAC` rules
-//! there. With no argument it prints every CRD as YAML.
+//! there. Given a third, a Helm chart's directory, the same CRDs and role go into its
+//! `files/crds` and `files/rbac/role.yaml`, which its templates read. With no argument it
+//! prints every CRD as YAML.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt;
 
 use k8s_operator_talk::{controller, rbac};
@@ -13,23 +16,48 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let crds = k8s_operator_talk::api::crds()?;
     let mut args = std::env::args_os().skip(1).map(PathBuf::from);
     match args.next() {
-        Some(dir) => {
-            std::fs::create_dir_all(&dir)?;
-            for crd in &crds {
-                let file = dir.join(format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural));
-                std::fs::write(&file, serde_saphyr::to_string(crd)?)?;
-                eprintln!("wrote {} ({})", file.display(), crd.name_any());
-            }
-        }
+        Some(dir) => write_crds(&dir, &crds)?,
         None => {
             for crd in &crds {
                 print!("---\n{}", serde_saphyr::to_string(crd)?);
             }
         }
     }
-    if let Some(role) = args.next() {
-        std::fs::write(&role, rbac::role_yaml(&controller::role())?)?;
-        eprintln!("wrote {} ({})", role.display(), rbac::ROLE_NAME);
+    let role = rbac::role_yaml(&controller::role())?;
+    if let Some(path) = args.next() {
+        write(&path, &role, rbac::ROLE_NAME)?;
     }
+    if let Some(chart) = args.next() {
+        // The chart holds exactly the current CRDs: the copies of deleted kinds go.
+        let dir = chart.join("files/crds");
+        if dir.is_dir() {
+            for entry in std::fs::read_dir(&dir)? {
+                let path = entry?.path();
+                if path.extension().is_some_and(|e| e == "yaml") {
+                    std::fs::remove_file(path)?;
+                }
+            }
+        }
+        write_crds(&dir, &crds)?;
+        std::fs::create_dir_all(chart.join("files/rbac"))?;
+        write(&chart.join("files/rbac/role.yaml"), &role, rbac::ROLE_NAME)?;
+    }
+    Ok(())
+}
+
+/// One `<group>_<plural>.yaml` file per CRD in `dir`.
+fn write_crds(dir: &Path, crds: &[CustomResourceDefinition]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for crd in crds {
+        let file = dir.join(format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural));
+        let yaml = serde_saphyr::to_string(crd).map_err(std::io::Error::other)?;
+        write(&file, &yaml, &crd.name_any())?;
+    }
+    Ok(())
+}
+
+fn write(path: &Path, contents: &str, what: &str) -> std::io::Result<()> {
+    std::fs::write(path, contents)?;
+    eprintln!("wrote {} ({what})", path.display());
     Ok(())
 }

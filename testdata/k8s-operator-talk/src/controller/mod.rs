@@ -31,14 +31,18 @@ pub fn role() -> rbac::ManagerRole {
 
 #[cfg(test)]
 mod tests {
+    const ROLE_FILES: [&str; 1] = ["config/rbac/role.yaml"];
+
     #[test]
     fn config_rbac_role_yaml_is_written_from_the_code() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/config/rbac/role.yaml");
-        let written = std::fs::read_to_string(path).unwrap_or_default();
         let wanted = crate::rbac::role_yaml(&super::role()).expect("serializing the role");
-        assert!(
-            written == wanted,
-            "config/rbac/role.yaml differs from the RBAC consts in src/controller: run `make manifests`"
-        );
+        for file in ROLE_FILES {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            let written = std::fs::read_to_string(path).unwrap_or_default();
+            assert!(
+                written == wanted,
+                "{file} differs from the RBAC consts in src/controller: run `make manifests`"
+            );
+        }
     }
 }
