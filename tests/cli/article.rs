@@ -102,18 +102,10 @@ impl Installed {
         self.account_kubeconfig(NAMESPACE, "k8s-operator-talk-controller-manager")
     }
 
-    /// A kubeconfig authenticated as the ServiceAccount `namespace/name`, with a token from
-    /// the TokenRequest API, as a Pod of that account gets.
+    /// A kubeconfig authenticated as the ServiceAccount `namespace/name` (see
+    /// `Kubectl::account_kubeconfig`), in the project's directory.
     pub fn account_kubeconfig(&self, namespace: &str, name: &str) -> PathBuf {
-        let token = self
-            .kubectl
-            .ok(&["-n", namespace, "create", "token", name, "--duration=1h"]);
-        let admin = std::fs::read(&self.kubectl.kubeconfig).unwrap();
-        let mut kubeconfig: serde_json::Value = serde_json::from_slice(&admin).unwrap();
-        kubeconfig["users"][0]["user"] = serde_json::json!({ "token": token.trim() });
-        let path = self.dir.join(format!("{name}.kubeconfig"));
-        std::fs::write(&path, serde_json::to_vec(&kubeconfig).unwrap()).unwrap();
-        path
+        self.kubectl.account_kubeconfig(namespace, name, &self.dir)
     }
 }
 

@@ -276,13 +276,20 @@ async fn the_article_image_is_built_pushed_deployed_and_runs() {
         "[\"ALL\"]"
     );
 
-    // The image itself, on the host network with the kubeconfig mounted, reconciles the
-    // article's Application (no kubelet here to run the deployed Pod).
+    // The image itself, on the host network with a kubeconfig of the manager's ServiceAccount
+    // mounted (the RBAC make deploy installed, as its Pod would have; the chart's is the same,
+    // see helm_cluster.rs), reconciles the article's Application (no kubelet here to run the
+    // deployed Pod).
+    let account = kubectl.account_kubeconfig(
+        "k8s-operator-talk-system",
+        "k8s-operator-talk-controller-manager",
+        work.path(),
+    );
     let ctr = WorkingContainer::from(&containers, &img);
     let (metrics, probes) = (free_port(), free_port());
     let mut cmd = containers.command("buildah");
     cmd.args(["run", "--network", "host", "-v"])
-        .arg(format!("{}:/etc/kubeconfig:ro", kubeconfig.display()))
+        .arg(format!("{}:/etc/kubeconfig:ro", account.display()))
         .args([
             "--env",
             "KUBECONFIG=/etc/kubeconfig",

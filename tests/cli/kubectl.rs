@@ -1,6 +1,6 @@
 //! kubectl, the control plane's own (1.37), driven from tests against a test cluster.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,18 @@ pub struct Kubectl {
 }
 
 impl Kubectl {
+    /// A kubeconfig in `dir` authenticated as the ServiceAccount `namespace/name`, with a token
+    /// from the TokenRequest API, as a Pod of that account gets.
+    pub fn account_kubeconfig(&self, namespace: &str, name: &str, dir: &Path) -> PathBuf {
+        let token = self.ok(&["-n", namespace, "create", "token", name, "--duration=1h"]);
+        let admin = std::fs::read(&self.kubeconfig).unwrap();
+        let mut kubeconfig: serde_json::Value = serde_json::from_slice(&admin).unwrap();
+        kubeconfig["users"][0]["user"] = serde_json::json!({ "token": token.trim() });
+        let path = dir.join(format!("{name}.kubeconfig"));
+        std::fs::write(&path, serde_json::to_vec(&kubeconfig).unwrap()).unwrap();
+        path
+    }
+
     pub fn output(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let mut cmd = Command::new(&self.bin);
         cmd.args(args)
