@@ -7,7 +7,7 @@
 #
 # Uses what bench/run.sh built and scaffolded under ~/.cache/opsdk/bench/work (the two managers,
 # the CRDs, the harness), so both runs measure the same binaries. Writes
-# bench/results/growth-<date>.json, bench/results/growth.svg and the `growth` key of
+# bench/results/growth-<date>.json and .md, bench/results/growth.svg and the `growth` key of
 # bench/results/latest.json. About 25 minutes on 2 cores.
 #
 # Knobs (environment): POINTS ("250 1000 4000"), STEADY_S (30).
@@ -85,6 +85,12 @@ growth=$(jq -n --argjson points "$points" --arg date "$DATE" --arg machine "$MAC
             "one Application per namespace; each operator and the floor on its own fresh control plane (etcd, kube-apiserver, kube-controller-manager, NodePort range widened to 20000-32767 so that 4,000 NodePort Services fit); steady window \($steady) s; figures as in latest.json: converge_s from the first create to every child right, floor_s the API server alone creating the same Deployments and NodePort Services, rss_mb VmRSS after the steady window, cpu_s the manager'"'"'s whole run"]}')
 echo "$growth" >"$RESULTS/growth-${DATE%%T*}.json"
 "$HARNESS_TARGET/release/growth-chart" "$RESULTS/growth-${DATE%%T*}.json" "$RESULTS/growth.svg"
+jq -r '"# Growth: opsdk and kubebuilder operators by number of Applications (\(.date))", "",
+  "Machine: \(.machine). opsdk \(.opsdk_commit), kubebuilder v4.16.0. Produced by `bench/growth.sh`; chart: `growth.svg`; every figure in the JSON of the same date. \(.notes | join(". "))", "",
+  "| Applications | operator | converge s | floor s | converge / floor | RSS MB | anon RSS MB | CPU s | requests / app | API server CPU s | other processes'"'"' CPU s |",
+  "|---|---|---|---|---|---|---|---|---|---|---|",
+  (.points[] | "| \(.applications) | \(.operator) | \(.converge_s) | \(.floor_s) | \(.converge_over_floor) | \(.rss_mb) | \(.rss_anon_mb) | \(.cpu_s) | \(.requests_per_app) | \(.apiserver_cpu_s) | \(.other_processes_cpu_s) |")' \
+  "$RESULTS/growth-${DATE%%T*}.json" >"$RESULTS/growth-${DATE%%T*}.md"
 jq --argjson g "$growth" '.growth = $g.points | .growth_meta = ($g | del(.points))' \
   "$RESULTS/latest.json" >"$GROWTH/latest.json"
 mv "$GROWTH/latest.json" "$RESULTS/latest.json"
