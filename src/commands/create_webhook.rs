@@ -76,7 +76,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         Plan::default()
     };
     super::regenerate(&ctx, &project, &mut plan)?;
-    let note = install_webhooks(root, &mut plan)?;
+    let note = install_webhooks(root, &mut plan, true)?;
     if let Some(note) = note {
         eprintln!("{note}");
     }
@@ -100,30 +100,42 @@ fn check_runtime(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Uncomments config/default's `#- ../webhook`, so that `make deploy` installs the webhook
-/// Service and configurations; a note when the user's file has no such line.
-fn install_webhooks(root: &Path, plan: &mut Plan) -> Result<Option<String>> {
+/// Uncomments config/default's `#- ../webhook` (`install`), so that `make deploy` installs
+/// the webhook Service and configurations, or comments it out again (the last webhook gone);
+/// a note when the user's file has no such line.
+pub(super) fn install_webhooks(
+    root: &Path,
+    plan: &mut Plan,
+    install: bool,
+) -> Result<Option<String>> {
     let path = root.join(KUSTOMIZE_FILE);
     let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(Some(format!(
-            "note: no {KUSTOMIZE_FILE}: add config/webhook to the kustomization you deploy with"
-        )));
+        return Ok(install.then(|| {
+            format!(
+                "note: no {KUSTOMIZE_FILE}: add config/webhook to the kustomization you deploy with"
+            )
+        }));
     };
-    let installed = |line: &str| line.trim_end() == KUSTOMIZE_LINE;
-    if text.lines().any(installed) {
+    let commented = format!("#{KUSTOMIZE_LINE}");
+    let (from, to) = if install {
+        (commented.as_str(), KUSTOMIZE_LINE)
+    } else {
+        (KUSTOMIZE_LINE, commented.as_str())
+    };
+    if text.lines().any(|l| l.trim_end() == to) {
         return Ok(None);
     }
-    let commented = format!("#{KUSTOMIZE_LINE}");
-    if !text.lines().any(|l| l.trim_end() == commented) {
+    if !text.lines().any(|l| l.trim_end() == from) {
         return Ok(Some(format!(
-            "note: {KUSTOMIZE_FILE} has no `{commented}` line: add `{KUSTOMIZE_LINE}` to its resources"
+            "note: {KUSTOMIZE_FILE} has no `{from}` line: make its resources {} config/webhook",
+            if install { "include" } else { "leave out" }
         )));
     }
     let contents: String = text
         .split_inclusive('\n')
         .map(|line| {
-            if line.trim_end() == commented {
-                line.replacen(&commented, KUSTOMIZE_LINE, 1)
+            if line.trim_end() == from {
+                line.replacen(from, to, 1)
             } else {
                 line.to_string()
             }

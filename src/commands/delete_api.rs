@@ -77,7 +77,21 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         );
     }
 
-    super::regenerate(&ProjectContext::new(&project), &project, &mut plan)?;
+    let new_ctx = ProjectContext::new(&project);
+    if resource.webhooks.is_some() && new_ctx.webhooks.is_empty() {
+        // The last webhook: what `make manifests` wrote for them goes, and so does
+        // config/webhook from the deployment.
+        for output in [
+            "config/webhook/manifests.yaml",
+            "config/webhook/cert_role.yaml",
+        ] {
+            plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
+        }
+        if let Some(note) = super::create_webhook::install_webhooks(root, &mut plan, false)? {
+            eprintln!("{note}");
+        }
+    }
+    super::regenerate(&new_ctx, &project, &mut plan)?;
 
     let foreign = resource.external || resource.builtin().is_some();
     let next = if foreign {

@@ -141,3 +141,27 @@ fn a_project_made_without_the_webhook_server_is_refused() {
         "has no webhook server",
     );
 }
+
+#[test]
+fn deleting_the_last_webhook_api_takes_its_webhooks_out_of_the_deployment() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    create_webhook(&dir, ARTICLE_WEBHOOKS);
+    // What `make manifests` wrote.
+    std::fs::write(dir.join("config/webhook/manifests.yaml"), "").unwrap();
+    succeed(
+        &dir,
+        &[
+            "delete",
+            "api",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Application",
+        ],
+    );
+    assert!(!dir.join("config/webhook").exists());
+    assert!(!dir.join("src/webhook/v1alpha1/application.rs").exists());
+    assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
+    assert!(!read(&dir, "src/webhook/mod.rs").contains("application"));
+}

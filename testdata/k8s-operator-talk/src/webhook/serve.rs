@@ -58,7 +58,6 @@ pub async fn serve(
         return Ok(());
     }
     let shutdown = shutdown.boxed().shared();
-    let listener = tokio::net::TcpListener::bind(options.addr).await?;
     let router = router(&hooks);
     let cert = match options.cert_files {
         Some(files) => {
@@ -91,6 +90,8 @@ pub async fn serve(
             cert
         }
     };
+    // Bound only now: before its certificate is trusted, nothing answers on the port.
+    let listener = tokio::net::TcpListener::bind(options.addr).await?;
     server::serve(Some(listener), Some(cert.server_config()), router, shutdown).await?;
     Ok(())
 }
