@@ -41,6 +41,8 @@ pub enum Command {
 pub enum CreateCommand {
     /// Add an API (CRD types) and its controller to the project
     Api(CreateApiArgs),
+    /// Add admission webhooks (defaulting, validation) for an API of the project
+    Webhook(CreateWebhookArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -158,6 +160,25 @@ pub struct DeleteApiArgs {
     #[arg(long)]
     pub force: bool,
     /// Print the files that would be removed or rewritten, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// kubebuilder's `create webhook` flags.
+#[derive(Debug, Args)]
+pub struct CreateWebhookArgs {
+    #[command(flatten)]
+    pub api: ApiArgs,
+    /// Scaffold a defaulting (mutating) webhook
+    #[arg(long)]
+    pub defaulting: bool,
+    /// Scaffold a validating webhook (create, update, delete)
+    #[arg(long)]
+    pub programmatic_validation: bool,
+    /// Overwrite this version's webhook files and add webhooks it already has again
+    #[arg(long)]
+    pub force: bool,
+    /// Print the files that would be written, and write nothing
     #[arg(long)]
     pub dry_run: bool,
 }

@@ -45,6 +45,10 @@ pub struct ProjectContext {
     /// Distinct API groups with the plurals RBAC must grant.
     pub rbac_groups: Vec<RbacGroup>,
     pub any_deploy_image: bool,
+    /// The versions with admission webhooks, in PROJECT order.
+    pub webhooks: Vec<ResourceContext>,
+    /// The `src/webhook` module tree, as `api_groups` (one file per version with webhooks).
+    pub webhook_groups: Vec<ApiGroup>,
     /// Whether some kind has several versions (the API registry then merges CRDs).
     pub merges_versions: bool,
     pub versions: Versions,
@@ -95,6 +99,45 @@ pub struct ResourceContext {
     pub foreign_type: String,
     /// For another project's CRD: its copy in the project, which the envtest suite installs.
     pub external_crd: String,
+    /// The admission webhooks of this version (`opsdk create webhook`).
+    pub webhook: WebhookContext,
+}
+
+/// A version's admission webhooks, named and routed as kubebuilder names and routes them.
+#[derive(Debug, Clone, Serialize)]
+pub struct WebhookContext {
+    pub defaulting: bool,
+    pub validation: bool,
+    /// `/mutate-minetto-dev-v1alpha1-application`
+    pub mutate_path: String,
+    /// `/validate-minetto-dev-v1alpha1-application`
+    pub validate_path: String,
+    /// `mapplication-v1alpha1.kb.io`
+    pub mutate_name: String,
+    /// `vapplication-v1alpha1.kb.io`
+    pub validate_name: String,
+}
+
+impl WebhookContext {
+    fn new(resource: &Resource, api_group: &str) -> WebhookContext {
+        let hooks = resource.webhooks.clone().unwrap_or_default();
+        let kind = resource.kind.to_lowercase();
+        let path = |verb: &str| {
+            format!(
+                "/{verb}-{}-{}-{kind}",
+                api_group.replace('.', "-"),
+                resource.version
+            )
+        };
+        WebhookContext {
+            defaulting: hooks.defaulting,
+            validation: hooks.validation,
+            mutate_path: path("mutate"),
+            validate_path: path("validate"),
+            mutate_name: format!("m{kind}-{}.kb.io", resource.version),
+            validate_name: format!("v{kind}-{}.kb.io", resource.version),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -162,6 +205,7 @@ impl ResourceContext {
         };
         let version_module = module_ident(&resource.version);
         let api_rust_path = format!("{}{version_module}", group_prefix("::"));
+        let webhook = WebhookContext::new(resource, &api_group);
         ResourceContext {
             kind: resource.kind.clone(),
             // Kubernetes' own types are named as k8s-openapi names them.
@@ -211,6 +255,7 @@ impl ResourceContext {
                 }
                 None => String::new(),
             },
+            webhook,
             external_crd: if resource.external {
                 resource.path.clone()
             } else {
@@ -243,7 +288,14 @@ impl ProjectContext {
             .cloned()
             .collect();
         let crds = crds(&own);
+        let webhooks: Vec<ResourceContext> = own
+            .iter()
+            .filter(|r| r.webhook.defaulting || r.webhook.validation)
+            .cloned()
+            .collect();
         ProjectContext {
+            webhook_groups: api_groups(&webhooks),
+            webhooks,
             merges_versions: crds.iter().any(|c| c.type_paths.len() > 1),
             domain: project.domain.clone(),
             repo: project.repo.clone(),

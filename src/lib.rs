@@ -31,6 +31,9 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Init(args) => commands::init::run(&root, &args),
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&root, &args),
+        Command::Create(CreateCommand::Webhook(args)) => {
+            commands::create_webhook::run(&root, &args)
+        }
         Command::Delete(DeleteCommand::Api(args)) => commands::delete_api::run(&root, &args),
         Command::Edit(args) => commands::edit::run(&root, &args),
         Command::Version => {

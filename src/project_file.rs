@@ -91,6 +91,24 @@ pub struct Resource {
     pub namespaced: bool,
     pub controller: bool,
     pub deploy_image: bool,
+    /// The admission (and later conversion) webhooks of this version (`opsdk create
+    /// webhook`), recorded as kubebuilder records them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<Webhooks>,
+}
+
+/// kubebuilder's PROJECT record of a resource's webhooks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Webhooks {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defaulting: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub validation: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conversion: bool,
+    /// The AdmissionReview version the webhooks speak: always v1.
+    pub webhook_version: String,
 }
 
 impl Resource {

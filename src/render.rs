@@ -3,6 +3,8 @@
 //! `_partials/` holds fragments for `{% include %}` that are never written on their own.
 //!
 //! A template's scope follows from the template itself:
+//! - its path names `{{ webhook.` -> rendered once per resource with webhooks (`create
+//!   webhook`; `webhook` is the resource), the user's file;
 //! - its path names `resource.` -> rendered once per resource, the user's file;
 //! - its first line carries the generated marker -> opsdk's file, rendered from the whole PROJECT;
 //! - otherwise -> written once by `init`, the user's file.
@@ -33,6 +35,7 @@ const HELM_CHART: &str = "dist/chart/";
 pub enum Scope {
     Init,
     Resource,
+    Webhook,
     Generated,
 }
 
@@ -67,6 +70,8 @@ fn catalog() -> &'static [Template] {
                 let text = file.contents_utf8().expect("templates are UTF-8");
                 let scope = if name.starts_with(PARTIALS) {
                     None
+                } else if name.contains("{{ webhook.") {
+                    Some(Scope::Webhook)
                 } else if name.contains("resource.") {
                     Some(Scope::Resource)
                 } else if text
@@ -110,7 +115,8 @@ fn tera() -> &'static Tera {
     })
 }
 
-/// Renders every template of `scope`. For `Scope::Resource`, `resource` is the one to render.
+/// Renders every template of `scope`. For `Scope::Resource` and `Scope::Webhook`, `resource`
+/// is the one to render.
 pub fn render(
     scope: Scope,
     project: &ProjectContext,
@@ -121,6 +127,7 @@ pub fn render(
     ctx.insert("project", project);
     if let Some(resource) = resource {
         ctx.insert("resource", resource);
+        ctx.insert("webhook", resource);
     }
     let mut plan = Plan::default();
     let wanted =

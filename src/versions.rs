@@ -31,6 +31,10 @@ pub struct Versions {
     pub tempfile: &'static str,
     pub tower_test: &'static str,
     pub http: &'static str,
+    /// The JSON patch of a defaulting webhook's answer: the major kube-core's admission uses.
+    pub json_patch: &'static str,
+    /// Certificate validity times for rcgen (the webhook certificates).
+    pub time: &'static str,
     /// The Kubernetes release the tests' control plane runs (hack/k8s-assets.sh builds it).
     pub kubernetes: &'static str,
     /// The etcd release next to it in CI (the generated test.yml; hack/k8s-assets.sh's too).
@@ -63,6 +67,8 @@ pub const VERSIONS: Versions = Versions {
     tempfile: "3",
     tower_test: "0.4",
     http: "1",
+    json_patch: "4",
+    time: "0.3",
     kubernetes: "v1.37.2",
     etcd: "v3.6.16",
     helm: "v3.22.0",

@@ -39,7 +39,14 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         .iter_mut()
         .find(|r| same_gvk(r, &resource))
     {
-        Some(existing) => *existing = resource.clone(),
+        // Rewriting an API's files keeps its webhooks (`create webhook`).
+        Some(existing) => {
+            let webhooks = existing.webhooks.take();
+            *existing = Resource {
+                webhooks,
+                ..resource.clone()
+            }
+        }
         None => project.resources.push(resource.clone()),
     }
     let ctx = ProjectContext::new(&project);
@@ -133,6 +140,7 @@ fn resource_from_args(
         namespaced: args.namespaced,
         controller: args.controller,
         deploy_image: args.deploy_image.unwrap_or(args.api.kind == "Application"),
+        webhooks: None,
     };
     let api = |r: &Resource| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind);
     let siblings: Vec<&Resource> = project

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use super::create_api::group_or_domain;
-use crate::cli::DeleteApiArgs;
+use crate::cli::{ApiArgs, DeleteApiArgs};
 use crate::context::{ProjectContext, ResourceContext};
 use crate::external_crd::ExternalCrd;
 use crate::plan::{Plan, Policy};
@@ -28,7 +28,7 @@ const CHART_CRDS: &str = "dist/chart/files/crds";
 
 pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     let old = Project::load(root)?;
-    let index = find(&old, args)?;
+    let index = find(&old, &args.api)?;
     let resource = old.resources[index].clone();
     let mut project = old.clone();
     project.resources.remove(index);
@@ -50,7 +50,12 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         shared.extend(files.into_iter().map(|f| f.path));
     }
     let mut plan = Plan::default();
-    for file in render(Scope::Resource, &old_ctx, Some(&resource_ctx))?.files {
+    // Its webhook files (`create webhook`) go with it; they are per version, never shared.
+    let mut own = render(Scope::Resource, &old_ctx, Some(&resource_ctx))?.files;
+    if resource.webhooks.is_some() {
+        own.extend(render(Scope::Webhook, &old_ctx, Some(&resource_ctx))?.files);
+    }
+    for file in own {
         if !shared.contains(&file.path) {
             plan.remove(file.path, file.contents, Policy::Remove, file.verbatim);
         }
@@ -80,7 +85,21 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         );
     }
 
-    super::regenerate(&ProjectContext::new(&project), &project, &mut plan)?;
+    let new_ctx = ProjectContext::new(&project);
+    if resource.webhooks.is_some() && new_ctx.webhooks.is_empty() {
+        // The last webhook: what `make manifests` wrote for them goes, and so does
+        // config/webhook from the deployment.
+        for output in [
+            "config/webhook/manifests.yaml",
+            "config/webhook/cert_role.yaml",
+        ] {
+            plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
+        }
+        if let Some(note) = super::create_webhook::install_webhooks(root, &mut plan, false)? {
+            eprintln!("{note}");
+        }
+    }
+    super::regenerate(&new_ctx, &project, &mut plan)?;
 
     let foreign = resource.external || resource.builtin().is_some();
     let next = if foreign {
@@ -129,9 +148,9 @@ fn external_files(
 }
 
 /// The index in PROJECT of the API `args` name, or a refusal listing what exists.
-fn find(project: &Project, args: &DeleteApiArgs) -> Result<usize> {
+pub(super) fn find(project: &Project, wanted: &ApiArgs) -> Result<usize> {
     if let Some(i) = project.resources.iter().position(|r| {
-        r.group == args.api.group && r.kind == args.api.kind && r.version == args.api.version
+        r.group == wanted.group && r.kind == wanted.kind && r.version == wanted.version
     }) {
         return Ok(i);
     }
@@ -145,18 +164,18 @@ fn find(project: &Project, args: &DeleteApiArgs) -> Result<usize> {
     let same_kind: Vec<&Resource> = project
         .resources
         .iter()
-        .filter(|r| r.kind == args.api.kind)
+        .filter(|r| r.kind == wanted.kind)
         .collect();
     if same_kind.is_empty() {
         bail!(
             "no API of kind {:?} in {}\nhelp: {listed}",
-            args.api.kind,
+            wanted.kind,
             project_file::FILE_NAME
         );
     }
     let in_group: Vec<&&Resource> = same_kind
         .iter()
-        .filter(|r| r.group == args.api.group)
+        .filter(|r| r.group == wanted.group)
         .collect();
     if in_group.is_empty() {
         let groups: Vec<String> = same_kind
@@ -166,22 +185,22 @@ fn find(project: &Project, args: &DeleteApiArgs) -> Result<usize> {
                 g => format!("{} (--group {g})", api(r)),
             })
             .collect();
-        let group = if args.api.group.is_empty() {
+        let group = if wanted.group.is_empty() {
             format!("the domain group {}", project.domain)
         } else {
-            format!("group {:?}", args.api.group)
+            format!("group {:?}", wanted.group)
         };
         bail!(
             "kind {} is not in {group}\nhelp: it is {}",
-            args.api.kind,
+            wanted.kind,
             groups.join(", ")
         );
     }
     let versions: Vec<&str> = in_group.iter().map(|r| r.version.as_str()).collect();
     bail!(
         "kind {} has no version {:?} in {}\nhelp: its versions: {}",
-        args.api.kind,
-        args.api.version,
+        wanted.kind,
+        wanted.version,
         project_file::FILE_NAME,
         versions.join(", ")
     )

@@ -51,6 +51,7 @@ pub(super) fn external_resource(
         namespaced: crd.namespaced,
         controller: true,
         deploy_image: false,
+        webhooks: None,
     };
     if project.resources.iter().any(|r| r.same_kind(&resource)) && !args.force {
         bail!(
@@ -105,6 +106,7 @@ pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Resul
         namespaced: builtin.namespaced,
         controller: true,
         deploy_image: false,
+        webhooks: None,
     };
     if project.resources.iter().any(|r| r.same_kind(&resource)) && !args.force {
         bail!(

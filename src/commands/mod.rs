@@ -1,6 +1,7 @@
 //! One module per command; each validates, plans in memory, checks, then writes.
 
 pub mod create_api;
+pub mod create_webhook;
 pub mod delete_api;
 pub mod edit;
 mod foreign_api;

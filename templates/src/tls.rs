@@ -1,4 +1,4 @@
-//! TLS for the metrics server: the serving certificate and a listener that hands axum finished
+//! TLS for the metrics and webhook servers: the serving certificate and a listener that hands axum finished
 //! TLS connections. The certificate is either made at start (self-signed, as
 //! controller-runtime does when none is given) or read from a directory, such as a mounted
 //! cert-manager Secret, and read again when its files change. Only HTTP/1.1 is offered (ALPN),
@@ -72,6 +72,15 @@ impl CertFiles {
     }
 }
 
+fn in_memory(cert: &str, key: &str) -> Result<CertifiedKey, CertError> {
+    let memory = CertFiles {
+        dir: PathBuf::from("<memory>"),
+        cert: "tls.crt".into(),
+        key: "tls.key".into(),
+    };
+    memory.parse(cert.as_bytes(), key.as_bytes())
+}
+
 fn certified(
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
@@ -121,6 +130,21 @@ impl ServingCert {
             current: RwLock::new(Arc::new(certified)),
             files: Some((files, RwLock::new((cert, key)))),
         })
+    }
+
+    /// A certificate and key (PEM) held in memory, such as the webhook server's from its
+    /// Secret; `replace` swaps them.
+    pub fn from_pem(cert: &str, key: &str) -> Result<Self, CertError> {
+        Ok(Self {
+            current: RwLock::new(Arc::new(in_memory(cert, key)?)),
+            files: None,
+        })
+    }
+
+    /// Serves `cert` and `key` (PEM) from the next handshake on.
+    pub fn replace(&self, cert: &str, key: &str) -> Result<(), CertError> {
+        *self.current.write().unwrap() = Arc::new(in_memory(cert, key)?);
+        Ok(())
     }
 
     /// Reads the files again and takes their certificate if they changed. Returns whether it

@@ -130,6 +130,8 @@ async fn manifests_are_accepted(dir: &Path) {
 async fn the_article_project_passes_its_own_checks() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
+    // With the Application webhooks: their envtest suites run with the others.
+    succeed(&dir, &[&["create", "webhook"], ARTICLE_WEBHOOKS].concat());
     passes_its_own_checks(&dir);
     manifests_are_accepted(&dir).await;
     a_verb_missing_from_the_rules_fails_the_suites(&dir);

@@ -67,7 +67,7 @@ fn edit_plugins_helm_adds_the_chart_and_records_it_in_project() {
         assert!(makefile.contains(target), "{target} missing:\n{makefile}");
     }
     assert!(
-        makefile.contains("config/rbac/role.yaml $(HELM_CHART_DIR)"),
+        makefile.contains("config/rbac/role.yaml config/webhook $(HELM_CHART_DIR)"),
         "make manifests must write the chart's CRDs and role:\n{makefile}"
     );
     assert!(dir.join(".github/workflows/test-chart.yml").is_file());

@@ -3,6 +3,7 @@
 mod article;
 mod bad_input;
 mod create_api;
+mod create_webhook;
 mod delete_api;
 mod e2e;
 mod flect;

@@ -43,10 +43,54 @@ pub const KINDS: &[&[&str]] = &[
     &["--group", "apps", "--version", "v1", "--kind", "Event"],
 ];
 
+/// Webhooks on kinds of every shape: a skeleton with both, one in a group with defaulting
+/// only, a cluster-scoped one with validation only, and a deploy-image kind.
+pub const WEBHOOKS: &[&[&str]] = &[
+    &[
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Widget",
+        "--defaulting",
+        "--programmatic-validation",
+    ],
+    &[
+        "--group",
+        "batch",
+        "--version",
+        "v1",
+        "--kind",
+        "Person",
+        "--defaulting",
+    ],
+    &[
+        "--group",
+        "batch",
+        "--version",
+        "v1beta1",
+        "--kind",
+        "String",
+        "--programmatic-validation",
+    ],
+    &[
+        "--group",
+        "apps",
+        "--version",
+        "v1",
+        "--kind",
+        "Service",
+        "--defaulting",
+        "--programmatic-validation",
+    ],
+];
+
 pub fn many_kinds_project(dir: &std::path::Path) {
     init(dir);
     for args in KINDS {
         create_api(dir, args);
+    }
+    for args in WEBHOOKS {
+        succeed(dir, &[&["create", "webhook"], *args].concat());
     }
 }
 

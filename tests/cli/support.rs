@@ -53,6 +53,23 @@ pub fn create_api_cmd(dir: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// `opsdk create webhook args` in `dir`, not yet run.
+pub fn create_webhook_cmd(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = opsdk(dir);
+    cmd.args(["create", "webhook"]).args(args);
+    cmd
+}
+
+/// The Application webhooks of the article's project: defaulting and validation.
+pub const ARTICLE_WEBHOOKS: &[&str] = &[
+    "--version",
+    "v1alpha1",
+    "--kind",
+    "Application",
+    "--defaulting",
+    "--programmatic-validation",
+];
+
 /// The article's project: `init` plus the Application API and controller.
 pub fn article_project(dir: &Path) {
     init(dir);

@@ -10,6 +10,7 @@
 mod certs;
 mod rbac;
 mod wait;
+pub mod webhook;
 
 pub use wait::{TIMEOUT, eventually, install_crds};
 

@@ -1,7 +1,8 @@
 //! k8s-operator-talk: a Kubernetes operator built with kube-rs.
 //!
 //! `api` holds the custom resource types, `controller` their reconcilers; the manager binary
-//! (`src/main.rs`) wires them to a client, metrics, health probes and leader election.
+//! (`src/main.rs`) wires them to a client, metrics, health probes, leader election and the
+//! admission webhooks of `webhook`.
 
 pub mod api;
 pub mod context;
@@ -16,6 +17,7 @@ pub mod server;
 pub mod telemetry;
 pub mod tls;
 pub mod watches;
+pub mod webhook;
 
 pub use context::Context;
 pub use error::{Error, Result};

@@ -1,7 +1,8 @@
 //! The k8s-operator-talk manager: runs every controller against the cluster in the
 //! kubeconfig (or the in-cluster service account), with metrics, health probes and optional
-//! leader election. Stops gracefully on SIGTERM.
+//! leader election, and serves the admission webhooks. Stops gracefully on SIGTERM.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -19,7 +20,9 @@ use k8s_operator_talk::server::{self, Ready};
 use k8s_operator_talk::telemetry::{self, LogFormat};
 use k8s_operator_talk::tls::{CertFiles, ServingCert};
 use k8s_operator_talk::watches::{Namespaces, Watches};
-use k8s_operator_talk::{Context, controller};
+use k8s_operator_talk::webhook::certs::Validity;
+use k8s_operator_talk::webhook::configs::{self, Target};
+use k8s_operator_talk::{Context, controller, webhook};
 
 /// How long the controllers may take to finish their reconciles after SIGTERM.
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -70,6 +73,26 @@ struct Args {
     /// config/manager/manager.yaml); every namespace when empty
     #[arg(long, env = "WATCH_NAMESPACE", default_value = "", value_parser = Namespaces::parse)]
     watch_namespace: Namespaces,
+    /// Port of the admission webhooks' HTTPS server (when the project has webhooks)
+    #[arg(long, default_value_t = 9443)]
+    webhook_port: u16,
+    /// Register the webhooks with this URL, e.g. https://127.0.0.1:9443, instead of the
+    /// webhook Service: for local and test control planes
+    #[arg(long)]
+    webhook_url: Option<String>,
+    /// Directory holding the webhook serving certificate (e.g. a mounted cert-manager Secret);
+    /// without it the manager makes, keeps and rotates its own
+    #[arg(long, alias = "webhook-cert-dir")]
+    webhook_cert_path: Option<PathBuf>,
+    /// File name of the webhook serving certificate in --webhook-cert-path
+    #[arg(long, default_value = "tls.crt")]
+    webhook_cert_name: String,
+    /// File name of the webhook serving certificate's key in --webhook-cert-path
+    #[arg(long, default_value = "tls.key")]
+    webhook_cert_key: String,
+    /// Namespace of the Secret keeping the manager's webhook certificates: its own
+    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
+    webhook_secret_namespace: String,
 }
 
 /// A whole number of seconds, minutes or hours: `90s`, `5m`, `1h`.
@@ -135,6 +158,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         shutdown_signal(),
     );
     let servers = tokio::spawn(async move { tokio::try_join!(metrics_server, health_server) });
+    // Every replica serves the webhooks, leading or not.
+    let webhooks = tokio::spawn(webhook::serve::serve(
+        client.clone(),
+        webhook::hooks(),
+        webhook_options(&args),
+        shutdown_signal(),
+    ));
 
     let mut leadership = None;
     if args.leader_elect {
@@ -186,7 +216,32 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         leadership.release().await;
     }
     servers.await??;
+    webhooks
+        .await?
+        .map_err(|err| -> Box<dyn std::error::Error> { err })?;
     Ok(())
+}
+
+/// Where and how the webhooks are served.
+fn webhook_options(args: &Args) -> webhook::serve::Options {
+    let target = match &args.webhook_url {
+        Some(url) => Target::Url(url.clone()),
+        None => Target::Service {
+            name: configs::deployed(configs::SERVICE),
+            namespace: args.webhook_secret_namespace.clone(),
+        },
+    };
+    webhook::serve::Options {
+        addr: SocketAddr::from(([0, 0, 0, 0], args.webhook_port)),
+        target,
+        namespace: args.webhook_secret_namespace.clone(),
+        validity: Validity::DEFAULT,
+        cert_files: args.webhook_cert_path.as_ref().map(|dir| CertFiles {
+            dir: dir.clone(),
+            cert: args.webhook_cert_name.clone(),
+            key: args.webhook_cert_key.clone(),
+        }),
+    }
 }
 
 /// The metrics serving certificate: from --metrics-cert-path, else self-signed.

@@ -1,15 +1,18 @@
 //! Writes the manifests made from code (`make manifests`): given a directory, one
 //! `<group>_<plural>.yaml` file per CustomResourceDefinition there, and given a second path,
 //! the manager's ClusterRole (a Role when namespace-scoped) from the controllers' `RBAC` rules
-//! there. Given a third, a Helm chart's directory, the same CRDs and role go into its
-//! `files/crds` and `files/rbac/role.yaml`, which its templates read. With no argument it
-//! prints every CRD as YAML.
+//! there, given a third, a directory, the webhook configurations (`manifests.yaml`) and the
+//! role for the webhook certificates (`cert_role.yaml`) there, when the project has webhooks,
+//! and given a fourth, a Helm chart's directory, the same CRDs and role into its `files/crds`
+//! and `files/rbac/role.yaml`, which its templates read. With no argument it prints every CRD
+//! as YAML.
 
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt;
 
+use k8s_operator_talk::webhook::{self, configs};
 use k8s_operator_talk::{controller, rbac};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -26,6 +29,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let role = rbac::role_yaml(&controller::role())?;
     if let Some(path) = args.next() {
         write(&path, &role, rbac::ROLE_NAME)?;
+    }
+    let hooks = webhook::hooks();
+    if let Some(dir) = args.next().filter(|_| !hooks.is_empty()) {
+        std::fs::create_dir_all(&dir)?;
+        let manifests = dir.join("manifests.yaml");
+        std::fs::write(&manifests, configs::manifests_yaml(&hooks)?)?;
+        eprintln!("wrote {} ({} webhooks)", manifests.display(), hooks.len());
+        let roles = dir.join("cert_role.yaml");
+        std::fs::write(&roles, configs::roles_yaml()?)?;
+        eprintln!("wrote {}", roles.display());
     }
     if let Some(chart) = args.next() {
         // The chart holds exactly the current CRDs: the copies of deleted kinds go.

@@ -15,8 +15,8 @@ use serde_json::json;
 use super::Error;
 
 /// The ServiceAccount the suites' controllers run as.
-const ACCOUNT: &str = "controller-manager";
-const NAMESPACE: &str = "default";
+pub const ACCOUNT: &str = "controller-manager";
+pub const NAMESPACE: &str = "default";
 /// The manager's role and its binding, as in config/rbac.
 const ROLE: &str = "manager-role";
 const BINDING: &str = "envtest-manager-role";
@@ -30,13 +30,25 @@ pub async fn service_account_client(
     rules: &[PolicyRule],
     namespaces: &[&str],
 ) -> Result<Client, Error> {
+    ensure_account(admin).await?;
+    grant(admin, rules, namespaces).await?;
+    token_client(admin, kubeconfig).await
+}
+
+/// Creates the ServiceAccount when missing.
+pub async fn ensure_account(admin: &Client) -> Result<(), Error> {
     let params = PatchParams::apply("envtest").force();
     let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), NAMESPACE);
     let account: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": ACCOUNT}}))?;
     accounts
         .patch(ACCOUNT, &params, &Patch::Apply(&account))
         .await?;
-    grant(admin, rules, namespaces).await?;
+    Ok(())
+}
+
+/// A client holding a token of the ServiceAccount (made by `service_account_client`).
+pub async fn token_client(admin: &Client, kubeconfig: &serde_json::Value) -> Result<Client, Error> {
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), NAMESPACE);
     let request: TokenRequest =
         serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))?;
     let token = accounts
