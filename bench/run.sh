@@ -303,6 +303,12 @@ jq -n \
     }
   }' >"$WORK/latest.json"
 
+# bench/growth.sh's series (its own keys) stays until growth.sh runs again.
+if [ -f "$RESULTS/latest.json" ]; then
+  jq -s '.[0] + (.[1] | {growth, growth_meta} | with_entries(select(.value != null)))' \
+    "$WORK/latest.json" "$RESULTS/latest.json" >"$WORK/latest-with-growth.json"
+  mv "$WORK/latest-with-growth.json" "$WORK/latest.json"
+fi
 cp "$WORK/latest.json" "$RESULTS/latest.json"
 
 # The table.
