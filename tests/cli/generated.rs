@@ -133,6 +133,7 @@ async fn the_article_project_passes_its_own_checks() {
     // With the Application webhooks: their envtest suites run with the others.
     succeed(&dir, &[&["create", "webhook"], ARTICLE_WEBHOOKS].concat());
     passes_its_own_checks(&dir);
+    crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir);
     manifests_are_accepted(&dir).await;
     a_verb_missing_from_the_rules_fails_the_suites(&dir);
 }
