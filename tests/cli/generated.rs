@@ -46,14 +46,7 @@ pub fn passes_its_own_checks_with(dir: &Path, test_args: &[&str]) {
     run(
         dir,
         "cargo",
-        &[
-            "clippy",
-            "--locked",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
+        &args("clippy --locked --all-targets -- -D warnings"),
     );
     run(dir, "make", &["manifests"]);
     let kustomization = read(dir, "config/crd/kustomization.yaml");
@@ -91,22 +84,12 @@ async fn manifests_are_accepted(dir: &Path) {
         dir: dir.to_path_buf(),
     };
     kubectl.ok(&["apply", "--server-side", "-k", "config/crd"]);
-    kubectl.ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd",
-        "--all",
-        "--timeout=30s",
-    ]);
-    kubectl.ok(&[
-        "apply",
-        "--server-side",
-        "--dry-run=server",
-        "-n",
-        "default",
-        "-k",
-        "config/samples",
-    ]);
+    kubectl.ok(&args(
+        "wait --for=condition=Established crd --all --timeout=30s",
+    ));
+    kubectl.ok(&args(
+        "apply --server-side --dry-run=server -n default -k config/samples",
+    ));
     kubectl.ok(&["create", "namespace", "k8s-operator-talk-system"]);
     run(
         dir,
@@ -116,13 +99,9 @@ async fn manifests_are_accepted(dir: &Path) {
             "IMG=registry.example/k8s-operator-talk:v0.1.0",
         ],
     );
-    kubectl.ok(&[
-        "apply",
-        "--server-side",
-        "--dry-run=server",
-        "-k",
-        "config/deploy",
-    ]);
+    kubectl.ok(&args(
+        "apply --server-side --dry-run=server -k config/deploy",
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -188,24 +167,8 @@ async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
         &["--version", "v1", "--kind", "Widget"][..],
         &["--version", "v1", "--kind", "Gadget", "--namespaced=false"],
         &["--version", "v1", "--kind", "Gizmo", "--controller=false"],
-        &[
-            "--group",
-            "core",
-            "--version",
-            "v1",
-            "--kind",
-            "ConfigMap",
-            "--resource=false",
-        ],
-        &[
-            "--group",
-            "apps",
-            "--version",
-            "v1",
-            "--kind",
-            "Deployment",
-            "--resource=false",
-        ],
+        &args("--group core --version v1 --kind ConfigMap --resource=false"),
+        &args("--group apps --version v1 --kind Deployment --resource=false"),
         crate::foreign_api::BACKUP,
     ] {
         create_api(&dir, args);
