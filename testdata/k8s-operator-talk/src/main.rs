@@ -159,12 +159,21 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     );
     let servers = tokio::spawn(async move { tokio::try_join!(metrics_server, health_server) });
     // Every replica serves the webhooks, leading or not.
-    let webhooks = tokio::spawn(webhook::serve::serve(
-        client.clone(),
-        webhook::hooks(),
-        webhook_options(&args),
-        shutdown_signal(),
-    ));
+    // A webhook server that fails (its port taken, its certificate files unreadable) stops
+    // the manager: with failurePolicy Fail, running on without it would leave the kind
+    // unwritable behind a Pod that looks healthy.
+    let (webhook_failed, mut webhooks_down) = tokio::sync::oneshot::channel();
+    let webhooks = tokio::spawn({
+        let (client, options) = (client.clone(), webhook_options(&args));
+        async move {
+            let served =
+                webhook::serve::serve(client, webhook::hooks(), options, shutdown_signal()).await;
+            if let Err(err) = &served {
+                let _ = webhook_failed.send(format!("serving the webhooks: {err}"));
+            }
+            served
+        }
+    });
 
     let mut leadership = None;
     if args.leader_elect {
@@ -176,6 +185,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         tokio::select! {
             acquired = Leadership::acquire(client.clone(), &args.leader_election_namespace, leader::LEASE, identity, Timings::DEFAULT) => leadership = Some(acquired?),
             () = shutdown_signal() => return Ok(()),
+            Ok(failed) = &mut webhooks_down => return Err(failed.into()),
         }
         info!("leading");
     }
@@ -209,6 +219,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         // As controller-runtime does: never reconcile without the Lease.
         lost = lost => return Err(lost.into()),
         Err(not_started) = started => return Err(not_started),
+        Ok(failed) = &mut webhooks_down => return Err(failed.into()),
     }
     // Released now, a standby leads within its retry period (2 s) instead of waiting for the
     // Lease to expire (15 s).
