@@ -2,7 +2,6 @@
 //! kubelet's probes, each on its own address as in controller-runtime. `/metrics` is served
 //! over HTTPS to authorized clients only (`metrics_auth`, `tls`) unless `--metrics-secure=false`.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -20,7 +19,9 @@ use crate::metrics::Metrics;
 use crate::metrics_auth::{self, Authorizer};
 use crate::tls::TlsListener;
 
+mod bind;
 mod guard;
+pub use bind::{bind, bind_socket, every_interface};
 pub use guard::Guarded;
 
 /// How long open connections may finish after shutdown starts: within the Pod's
@@ -83,21 +84,6 @@ async fn readyz(State(ready): State<Ready>) -> impl IntoResponse {
     }
 }
 
-/// Binds `addr` ("host:port"); "0" disables the endpoint, as in controller-runtime.
-/// Binding before anything starts makes a taken or malformed address fail at once.
-pub async fn bind(addr: &str) -> std::io::Result<Option<TcpListener>> {
-    if addr == "0" {
-        return Ok(None);
-    }
-    let parsed: SocketAddr = addr.parse().map_err(|e| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("bind address {addr:?}: {e}"),
-        )
-    })?;
-    TcpListener::bind(parsed).await.map(Some)
-}
-
 /// Serves `router` on `listener` (if any), over TLS with `tls`, until `shutdown` completes.
 pub async fn serve(
     listener: Option<TcpListener>,
@@ -142,6 +128,8 @@ pub async fn serve(
 
 #[cfg(test)]
 mod tests {
+    use std::net::SocketAddr;
+
     use super::*;
     use crate::controller::test_support::{Reply, mock_client, serve as api_server};
     use serde_json::json;

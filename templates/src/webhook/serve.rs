@@ -99,7 +99,7 @@ pub async fn serve(
         }
     };
     // Bound only now: before its certificate is trusted, nothing answers on the port.
-    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    let listener = crate::server::bind_socket(options.addr).await?;
     server::serve(Some(listener), Some(cert.server_config()), router, shutdown).await?;
     Ok(())
 }

@@ -2,7 +2,6 @@
 //! kubeconfig (or the in-cluster service account), with metrics, health probes and optional
 //! leader election, and serves the admission webhooks. Stops gracefully on SIGTERM.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -32,8 +31,8 @@ const CERT_RELOAD_PERIOD: Duration = Duration::from_secs(10);
 #[derive(Debug, Parser)]
 #[command(version, about = "Runs the k8s-operator-talk controllers")]
 struct Args {
-    /// Address of the Prometheus metrics endpoint; "0" disables it
-    #[arg(long, default_value = "0.0.0.0:8443")]
+    /// Address of the Prometheus metrics endpoint, e.g. ":8443" (every interface); "0" disables it
+    #[arg(long, default_value = ":8443")]
     metrics_bind_address: String,
     /// Serve metrics over HTTPS to authenticated and authorized clients only (a TokenReview
     /// and a SubjectAccessReview per token); false serves plain HTTP to anyone
@@ -49,10 +48,10 @@ struct Args {
     #[arg(long, default_value = "tls.key")]
     metrics_cert_key: String,
     /// Address of the /healthz and /readyz probes; "0" disables them
-    #[arg(long, default_value = "0.0.0.0:8081")]
+    #[arg(long, default_value = ":8081")]
     health_probe_bind_address: String,
     /// Hold a Lease so that only one replica reconciles at a time
-    #[arg(long)]
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     leader_elect: bool,
     /// Namespace of the leader-election Lease
     #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
@@ -251,7 +250,7 @@ fn webhook_options(args: &Args) -> webhook::serve::Options {
         },
     };
     webhook::serve::Options {
-        addr: SocketAddr::from(([0, 0, 0, 0], args.webhook_port)),
+        addr: server::every_interface(args.webhook_port),
         target,
         namespace: args.webhook_secret_namespace.clone(),
         validity: Validity::DEFAULT,
@@ -312,4 +311,36 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boolean_flags_are_read_as_go_reads_them() {
+        for (flags, leader_elect, metrics_secure) in [
+            (vec![], false, true),
+            (vec!["--leader-elect"], true, true),
+            (
+                vec!["--leader-elect=false", "--metrics-secure=false"],
+                false,
+                false,
+            ),
+            (vec!["--leader-elect", "--metrics-secure"], true, true),
+            (
+                vec!["--leader-elect=true", "--metrics-secure", "false"],
+                true,
+                false,
+            ),
+        ] {
+            let args = Args::try_parse_from(std::iter::once("manager").chain(flags.clone()))
+                .unwrap_or_else(|err| panic!("{flags:?}: {err}"));
+            assert_eq!(
+                (args.leader_elect, args.metrics_secure),
+                (leader_elect, metrics_secure),
+                "{flags:?}"
+            );
+        }
+    }
 }
