@@ -102,6 +102,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         }
     }
     super::regenerate(&new_ctx, &project, &mut plan)?;
+    super::refresh_readme(&old, &project, &mut plan)?;
 
     let foreign = resource.external || resource.builtin().is_some();
     let next = if foreign {
