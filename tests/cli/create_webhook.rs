@@ -149,17 +149,7 @@ fn deleting_the_last_webhook_api_takes_its_webhooks_out_of_the_deployment() {
     create_webhook(&dir, ARTICLE_WEBHOOKS);
     // What `make manifests` wrote.
     std::fs::write(dir.join("config/webhook/manifests.yaml"), "").unwrap();
-    succeed(
-        &dir,
-        &[
-            "delete",
-            "api",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Application",
-        ],
-    );
+    delete_application(&dir);
     assert!(!dir.join("config/webhook").exists());
     assert!(!dir.join("src/webhook/v1alpha1/application.rs").exists());
     assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
@@ -187,17 +177,7 @@ fn the_readme_gains_and_loses_its_sections_unless_the_user_changed_it() {
     );
     assert!(readme.contains("`make deploy` and `make helm-deploy` install them"));
 
-    succeed(
-        &dir,
-        &[
-            "delete",
-            "api",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Application",
-        ],
-    );
+    delete_application(&dir);
     let readme = read(&dir, "README.md");
     assert!(!readme.contains("## Admission webhooks"), "{readme}");
 

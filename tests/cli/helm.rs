@@ -153,16 +153,9 @@ fn webhooks_add_their_chart_pieces_and_the_last_delete_takes_them() {
     let values = read(&dir, "dist/chart/values.yaml");
     assert!(values.contains("webhook:\n  enabled: true\n"), "{values}");
 
-    let webhook = [
-        "create",
-        "webhook",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "Application",
-        "--defaulting",
-    ];
-    succeed(&dir, &webhook);
+    create_webhook_cmd(&dir, ARTICLE_WEBHOOKS)
+        .assert()
+        .success();
     for file in CHART_WEBHOOK_FILES {
         let text = read(&dir, file);
         assert!(
@@ -183,17 +176,7 @@ fn webhooks_add_their_chart_pieces_and_the_last_delete_takes_them() {
         std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
         std::fs::write(copy, "kind: List\n").unwrap();
     }
-    succeed(
-        &dir,
-        &[
-            "delete",
-            "api",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Application",
-        ],
-    );
+    delete_application(&dir);
     for file in CHART_WEBHOOK_FILES {
         assert!(!dir.join(file).exists(), "{file} stayed");
     }

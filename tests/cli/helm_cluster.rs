@@ -177,16 +177,22 @@ pub fn chart_project(kubeconfig: &Path, init: &[&str], more: &[&[&str]]) -> Inst
     project
 }
 
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the control plane, builds helm and the generated project; run by hack/test.sh"]
-async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
-    let bin = helm_bin();
+/// etcd, kube-apiserver and the kube-controller-manager's garbage and namespace collectors.
+pub async fn control_plane() -> envtest::ControlPlane {
     let mut cp = envtest::ControlPlane::start()
         .await
         .expect("starting etcd and kube-apiserver")
         .expect("KUBEBUILDER_ASSETS is set");
     cp.start_controller_manager(&["garbage-collector-controller", "namespace-controller"])
         .expect("starting kube-controller-manager");
+    cp
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the control plane, builds helm and the generated project; run by hack/test.sh"]
+async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
+    let bin = helm_bin();
+    let cp = control_plane().await;
     let project = chart_project(cp.kubeconfig(), &[], &[]);
     let kubectl = &project.kubectl;
 

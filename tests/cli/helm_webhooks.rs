@@ -8,23 +8,13 @@
 //! into them (no kubelet runs the manager's Pod: it runs here). Run by hack/test.sh.
 
 use crate::article::Manager;
-use crate::envtest;
 use crate::helm::{helm, helm_bin};
 use crate::helm_cluster::{
-    chart_project, documents, dry_run, make, restricted_namespace, same_objects_as_make_deploy,
+    chart_project, control_plane, documents, dry_run, make, restricted_namespace,
+    same_objects_as_make_deploy,
 };
 use crate::host::free_port;
-
-const CREATE_WEBHOOK: &[&str] = &[
-    "create",
-    "webhook",
-    "--version",
-    "v1alpha1",
-    "--kind",
-    "Application",
-    "--defaulting",
-    "--programmatic-validation",
-];
+use crate::support::ARTICLE_WEBHOOKS;
 
 /// The configurations' names: the manager's (`configs::deployed`), whatever the release.
 const CONFIGURATIONS: [(&str, &str); 2] = [
@@ -42,13 +32,9 @@ const CONFIGURATIONS: [(&str, &str); 2] = [
 #[ignore = "needs the control plane, builds helm and the generated project; run by hack/test.sh"]
 async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them() {
     let bin = helm_bin();
-    let mut cp = envtest::ControlPlane::start()
-        .await
-        .expect("starting etcd and kube-apiserver")
-        .expect("KUBEBUILDER_ASSETS is set");
-    cp.start_controller_manager(&["garbage-collector-controller", "namespace-controller"])
-        .expect("starting kube-controller-manager");
-    let project = chart_project(cp.kubeconfig(), &[], &[CREATE_WEBHOOK]);
+    let cp = control_plane().await;
+    let create_webhook = [&["create", "webhook"], ARTICLE_WEBHOOKS].concat();
+    let project = chart_project(cp.kubeconfig(), &[], &[&create_webhook]);
     let kubectl = &project.kubectl;
 
     restricted_namespace(kubectl, "restricted");
