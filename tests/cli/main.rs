@@ -2,6 +2,7 @@
 
 mod article;
 mod bad_input;
+mod cert_manager;
 mod create_api;
 mod create_webhook;
 mod delete_api;
