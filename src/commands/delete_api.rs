@@ -23,7 +23,7 @@ use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
 use crate::writer::Force;
 
-/// Where `make manifests` copies the CRDs for the Helm chart (crdgen's third argument).
+/// Where `make manifests` copies the CRDs for the Helm chart (crdgen's fourth argument).
 const CHART_CRDS: &str = "dist/chart/files/crds";
 
 pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
@@ -87,11 +87,13 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
 
     let new_ctx = ProjectContext::new(&project);
     if resource.webhooks.is_some() && new_ctx.webhooks.is_empty() {
-        // The last webhook: what `make manifests` wrote for them goes, and so does
-        // config/webhook from the deployment.
+        // The last webhook: what `make manifests` wrote for them (and its copies in the
+        // Helm chart) goes, and so does config/webhook from the deployment.
         for output in [
             "config/webhook/manifests.yaml",
             "config/webhook/cert_role.yaml",
+            "dist/chart/files/webhook/manifests.yaml",
+            "dist/chart/files/webhook/cert_role.yaml",
         ] {
             plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
         }
@@ -100,6 +102,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         }
     }
     super::regenerate(&new_ctx, &project, &mut plan)?;
+    super::refresh_readme(&old, &project, &mut plan)?;
 
     let foreign = resource.external || resource.builtin().is_some();
     let next = if foreign {

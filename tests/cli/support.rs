@@ -70,6 +70,19 @@ pub const ARTICLE_WEBHOOKS: &[&str] = &[
     "--programmatic-validation",
 ];
 
+/// `opsdk delete api` of the article's Application.
+pub fn delete_application(dir: &Path) -> String {
+    let args = [
+        "delete",
+        "api",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Application",
+    ];
+    succeed(dir, &args)
+}
+
 /// The article's project: `init` plus the Application API and controller.
 pub fn article_project(dir: &Path) {
     init(dir);
