@@ -20,7 +20,7 @@ pub fn webhook_url() -> (u16, String) {
 }
 
 /// A client of the manager's ServiceAccount granted `cluster` and `role` (the webhook
-/// certificates' roles).
+/// certificates' roles; `role` in its own namespace, `NAMESPACE` when it names none).
 pub async fn webhook_client(
     cp: &ControlPlane,
     cluster: ClusterRole,
@@ -31,10 +31,11 @@ pub async fn webhook_client(
     let subjects =
         json!([{"kind": "ServiceAccount", "name": rbac::ACCOUNT, "namespace": NAMESPACE}]);
     let (cluster_name, role_name) = (cluster.name_any(), role.name_any());
+    let role_namespace = role.namespace().unwrap_or_else(|| NAMESPACE.into());
     Api::<ClusterRole>::all(admin.clone())
         .patch(&cluster_name, &params, &Patch::Apply(&cluster))
         .await?;
-    Api::<Role>::namespaced(admin.clone(), NAMESPACE)
+    Api::<Role>::namespaced(admin.clone(), &role_namespace)
         .patch(&role_name, &params, &Patch::Apply(&role))
         .await?;
     let binding: ClusterRoleBinding = serde_json::from_value(json!({
@@ -50,7 +51,7 @@ pub async fn webhook_client(
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_name},
         "subjects": subjects,
     }))?;
-    Api::<RoleBinding>::namespaced(admin.clone(), NAMESPACE)
+    Api::<RoleBinding>::namespaced(admin.clone(), &role_namespace)
         .patch("envtest-webhook-certs", &params, &Patch::Apply(&binding))
         .await?;
     let kubeconfig = std::fs::read(cp.kubeconfig())?;

@@ -80,6 +80,27 @@ impl Target {
     }
 }
 
+impl Target {
+    /// Whether a webhook with `config` calls this target's Service.
+    fn is_called_by(&self, config: &WebhookClientConfig) -> bool {
+        match (self, &config.service) {
+            (Target::Service { name, namespace }, Some(service)) => {
+                service.name == *name && service.namespace == *namespace
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What a webhook calls: a Service or a URL.
+fn describe(config: &WebhookClientConfig) -> String {
+    match (&config.service, &config.url) {
+        (Some(service), _) => format!("Service {}/{}", service.namespace, service.name),
+        (None, Some(url)) => url.clone(),
+        (None, None) => "nothing".into(),
+    }
+}
+
 fn rules(hook: &Hook) -> Vec<RuleWithOperations> {
     vec![RuleWithOperations {
         api_groups: Some(vec![hook.group.into()]),
@@ -226,7 +247,10 @@ impl Configuration for ValidatingWebhookConfiguration {
 /// Makes the configuration `name` carry `ca`: applies `wanted` whole for a URL target, else
 /// sets `ca` in each of our webhooks' client config, replacing the configuration only when
 /// that changes it (a conflict is an error: the next check retries). Nothing to do without
-/// `wanted` (no webhook of its type).
+/// `wanted` (no webhook of its type). A webhook calling another manager (a Service in
+/// another namespace, or a deployed one seen from `--webhook-url`) is left alone: writing
+/// our bundle there would make the API server distrust that manager. Then the bundle is not
+/// live, and the keeper rotates nothing.
 async fn sync<K: Configuration>(
     client: &Client,
     name: &str,
@@ -239,13 +263,25 @@ async fn sync<K: Configuration>(
         return Ok(true);
     };
     let api: Api<K> = Api::all(client.clone());
+    let existing = api.get_opt(name).await?;
     if let Target::Url(_) = target {
+        let deployed = existing.and_then(|mut config| {
+            let calls = config.client_configs().into_iter();
+            calls
+                .filter(|(_, c)| c.service.is_some())
+                .map(|(_, c)| describe(c))
+                .next()
+        });
+        if let Some(calls) = deployed {
+            tracing::warn!(configuration = name, %calls, "the webhook configuration calls a deployed manager: left alone; undeploy it (make undeploy) to run the webhooks here");
+            return Ok(false);
+        }
         let params = PatchParams::apply(crate::MANAGER).force();
         let applied = with_kind(wanted).unwrap_or_default();
         api.patch(name, &params, &Patch::Apply(applied)).await?;
         return Ok(true);
     }
-    let Some(mut config) = api.get_opt(name).await? else {
+    let Some(mut config) = existing else {
         tracing::warn!(
             configuration = name,
             "no webhook configuration to write the CA bundle into: deploy config/webhook (make deploy), or run the manager with --webhook-url"
@@ -253,11 +289,21 @@ async fn sync<K: Configuration>(
         return Ok(false);
     };
     let mut changed = false;
+    let mut foreign = None;
     for (webhook, client_config) in config.client_configs() {
-        if hooks.iter().any(|h| h.name == webhook) && client_config.ca_bundle.as_ref() != Some(ca) {
+        if !hooks.iter().any(|h| h.name == webhook) {
+            continue;
+        }
+        if !target.is_called_by(client_config) {
+            foreign = Some(describe(client_config));
+        } else if client_config.ca_bundle.as_ref() != Some(ca) {
             client_config.ca_bundle = Some(ca.clone());
             changed = true;
         }
+    }
+    if let Some(calls) = foreign {
+        tracing::warn!(configuration = name, %calls, "the webhook configuration calls another manager: its CA bundle is left alone");
+        return Ok(false);
     }
     if changed {
         api.replace(&config.name_any(), &PostParams::default(), &config)
