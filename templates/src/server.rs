@@ -28,14 +28,19 @@ pub use guard::Guarded;
 /// termination grace period (10 s), with the controllers' stop budget.
 const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Readiness: set once every watch has listed its objects, or, with leader election, while
-/// standing by for the Lease.
-#[derive(Clone, Default)]
+/// One condition of readiness, set once it holds: the controllers' (every watch has listed
+/// its objects, or, with leader election, standing by for the Lease) and the webhooks' (their
+/// server listens with a trusted certificate). `/readyz` answers 200 once all are set.
+#[derive(Debug, Clone, Default)]
 pub struct Ready(Arc<AtomicBool>);
 
 impl Ready {
     pub fn set(&self) {
         self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -51,11 +56,12 @@ pub fn metrics_router(metrics: Arc<Metrics>, auth: Option<Authorizer>) -> Router
     router.with_state(metrics)
 }
 
-pub fn health_router(ready: Ready) -> Router {
+/// `/healthz`, and `/readyz`: ready once every one of `ready` is set.
+pub fn health_router(ready: Vec<Ready>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-        .with_state(ready)
+        .with_state(Arc::<[Ready]>::from(ready))
 }
 
 async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
@@ -76,8 +82,8 @@ async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse
     }
 }
 
-async fn readyz(State(ready): State<Ready>) -> impl IntoResponse {
-    if ready.0.load(Ordering::Relaxed) {
+async fn readyz(State(ready): State<Arc<[Ready]>>) -> impl IntoResponse {
+    if ready.iter().all(Ready::is_set) {
         (StatusCode::OK, "ok")
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "starting")

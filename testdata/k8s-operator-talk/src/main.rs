@@ -131,7 +131,8 @@ async fn main() -> ExitCode {
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::try_default().await?;
     let metrics = Arc::new(Metrics::default());
-    let ready = Ready::default();
+    // Ready once the controllers are (or stand by for the Lease) and the webhooks are served.
+    let (ready, webhooks_listening) = (Ready::default(), Ready::default());
     let metrics_listener = server::bind(&args.metrics_bind_address).await?;
     let (tls, auth) = match (&metrics_listener, args.metrics_secure) {
         (Some(_), true) => {
@@ -153,7 +154,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let health_server = server::serve(
         server::bind(&args.health_probe_bind_address).await?,
         None,
-        server::health_router(ready.clone()),
+        server::health_router(vec![ready.clone(), webhooks_listening.clone()]),
         shutdown_signal(),
     );
     let servers = tokio::spawn(async move { tokio::try_join!(metrics_server, health_server) });
@@ -171,7 +172,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     });
     let webhooks = tokio::spawn({
-        let (client, options) = (client.clone(), webhook_options(&args));
+        let (client, options) = (client.clone(), webhook_options(&args, webhooks_listening));
         async move {
             let served =
                 webhook::serve::serve(client, webhook::hooks(), options, shutdown_signal()).await;
@@ -241,7 +242,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Where and how the webhooks are served.
-fn webhook_options(args: &Args) -> webhook::serve::Options {
+fn webhook_options(args: &Args, listening: Ready) -> webhook::serve::Options {
     let target = match &args.webhook_url {
         Some(url) => Target::Url(url.clone()),
         None => Target::Service {
@@ -259,6 +260,7 @@ fn webhook_options(args: &Args) -> webhook::serve::Options {
             cert: args.webhook_cert_name.clone(),
             key: args.webhook_cert_key.clone(),
         }),
+        listening,
     }
 }
 

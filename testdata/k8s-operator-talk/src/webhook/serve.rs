@@ -19,7 +19,7 @@ use kube::Client;
 use super::certs::Validity;
 use super::configs::{Hook, Target};
 use super::keeper::{Error, Keeper};
-use crate::server;
+use crate::server::{self, Ready};
 use crate::tls::{CertFiles, ServingCert};
 
 /// How the manager serves its webhooks.
@@ -33,6 +33,9 @@ pub struct Options {
     pub validity: Validity,
     /// A certificate from files instead of the manager's own.
     pub cert_files: Option<CertFiles>,
+    /// Set once the webhooks are served (at once when there are none): until then the Pod
+    /// is not ready, so its Service sends it no review it could not answer.
+    pub listening: Ready,
 }
 
 /// The largest AdmissionReview read, as controller-runtime's: an UPDATE carries the object
@@ -63,6 +66,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     if hooks.is_empty() {
+        options.listening.set();
         return Ok(());
     }
     let shutdown = shutdown.boxed().shared();
@@ -100,6 +104,7 @@ pub async fn serve(
     };
     // Bound only now: before its certificate is trusted, nothing answers on the port.
     let listener = crate::server::bind_socket(options.addr).await?;
+    options.listening.set();
     server::serve(Some(listener), Some(cert.server_config()), router, shutdown).await?;
     Ok(())
 }
@@ -131,9 +136,9 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    /// The status code of a POST of `size` bytes to `/hook`, answered by `router`.
-    async fn post_status(size: usize) -> String {
-        let hook = Hook {
+    /// A validating webhook at `/hook` answering with the length of what it was sent.
+    fn widget_hook() -> Hook {
+        Hook {
             name: "hook.example.com",
             path: "/hook",
             mutating: false,
@@ -142,10 +147,14 @@ mod tests {
             plural: "widgets",
             operations: &["CREATE"],
             handle: |body| body.len().to_string().into_bytes(),
-        };
+        }
+    }
+
+    /// The status code of a POST of `size` bytes to `/hook`, answered by `router`.
+    async fn post_status(size: usize) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, router(&[hook])).await });
+        tokio::spawn(async move { axum::serve(listener, router(&[widget_hook()])).await });
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
         let head = format!(
             "POST /hook HTTP/1.1\r\nhost: x\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
@@ -156,6 +165,66 @@ mod tests {
         let mut answer = String::new();
         let _ = stream.read_to_string(&mut answer).await;
         answer.split(' ').nth(1).unwrap_or_default().to_string()
+    }
+
+    /// Options for a server on a free loopback port, with certificates from `cert_files` or,
+    /// without, kept by a manager that reaches no API server.
+    fn options(cert_files: Option<CertFiles>) -> Options {
+        Options {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            target: Target::Url("https://127.0.0.1:9443".into()),
+            namespace: "default".into(),
+            validity: Validity::DEFAULT,
+            cert_files,
+            listening: Ready::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn ready_only_once_the_webhooks_are_served() {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+        let client = Client::try_from(config).unwrap();
+        let nothing_to_serve = options(None);
+        serve(client.clone(), vec![], nothing_to_serve.clone(), async {})
+            .await
+            .unwrap();
+        assert!(nothing_to_serve.listening.is_set());
+
+        // The certificate never becomes trusted: never served, never ready.
+        let untrusted = options(None);
+        let served = tokio::spawn(serve(
+            client.clone(),
+            vec![widget_hook()],
+            untrusted.clone(),
+            std::future::pending(),
+        ));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!untrusted.listening.is_set());
+        served.abort();
+
+        let dir = tempfile::tempdir().unwrap();
+        let made = rcgen::generate_simple_self_signed(["127.0.0.1".to_string()]).unwrap();
+        std::fs::write(dir.path().join("tls.crt"), made.cert.pem()).unwrap();
+        std::fs::write(dir.path().join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+        let files = CertFiles {
+            dir: dir.path().into(),
+            cert: "tls.crt".into(),
+            key: "tls.key".into(),
+        };
+        let mounted = options(Some(files));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = tokio::spawn(serve(client, vec![widget_hook()], mounted.clone(), async {
+            let _ = stopped.await;
+        }));
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while !mounted.listening.is_set() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("ready once the mounted certificate is served");
+        let _ = stop.send(());
+        served.await.unwrap().unwrap();
     }
 
     #[tokio::test]
