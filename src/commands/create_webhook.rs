@@ -18,11 +18,6 @@ use crate::project_file::{Project, Webhooks};
 use crate::render::{Scope, render};
 use crate::writer::Force;
 
-/// The line of config/default/kustomization.yaml that installs config/webhook; `init` writes
-/// it commented out, as kubebuilder does.
-const KUSTOMIZE_FILE: &str = "config/default/kustomization.yaml";
-const KUSTOMIZE_LINE: &str = "- ../webhook";
-
 pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     if !args.defaulting && !args.programmatic_validation {
         bail!(
@@ -78,8 +73,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     };
     super::regenerate(&ctx, &project, &mut plan)?;
     super::refresh_readme(&old, &project, &mut plan)?;
-    let note = install_webhooks(root, &mut plan, true)?;
-    if let Some(note) = note {
+    for note in install_webhooks(root, &mut plan, true)? {
         eprintln!("{note}");
     }
     let next = format!(
@@ -102,53 +96,80 @@ fn check_runtime(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Uncomments config/default's `#- ../webhook` (`install`), so that `make deploy` installs
-/// the webhook Service and configurations, or comments it out again (the last webhook gone);
-/// a note when the user's file has no such line.
-pub(super) fn install_webhooks(
-    root: &Path,
-    plan: &mut Plan,
-    install: bool,
-) -> Result<Option<String>> {
-    let path = root.join(KUSTOMIZE_FILE);
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(install.then(|| {
-            format!(
-                "note: no {KUSTOMIZE_FILE}: add config/webhook to the kustomization you deploy with"
-            )
-        }));
-    };
-    let commented = format!("#{KUSTOMIZE_LINE}");
-    let (from, to) = if install {
-        (commented.as_str(), KUSTOMIZE_LINE)
-    } else {
-        (KUSTOMIZE_LINE, commented.as_str())
-    };
-    if text.lines().any(|l| l.trim_end() == to) {
-        return Ok(None);
+/// A line of the user's kustomizations that installs a webhook piece: `init` writes it
+/// commented out, as kubebuilder does.
+struct Wiring {
+    file: &'static str,
+    line: &'static str,
+    /// What the line installs, for the note when the user's file has no such line.
+    piece: &'static str,
+}
+
+const WIRING: [Wiring; 2] = [
+    Wiring {
+        file: "config/default/kustomization.yaml",
+        line: "- ../webhook",
+        piece: "config/webhook",
+    },
+    // Once allow-metrics-traffic selects the manager's Pod, only this admits the API server.
+    Wiring {
+        file: "config/network-policy/kustomization.yaml",
+        line: "- allow-webhook-traffic.yaml",
+        piece: "config/network-policy/allow-webhook-traffic.yaml",
+    },
+];
+
+/// Uncomments the [`WIRING`] lines (`install`), so that `make deploy` installs the webhook
+/// Service, configurations and NetworkPolicy, or comments them out again (the last webhook
+/// gone); a note for each user's file that has no such line.
+pub(super) fn install_webhooks(root: &Path, plan: &mut Plan, install: bool) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    for wiring in &WIRING {
+        notes.extend(wiring.switch(root, plan, install)?);
     }
-    if !text.lines().any(|l| l.trim_end() == from) {
-        return Ok(Some(format!(
-            "note: {KUSTOMIZE_FILE} has no `{from}` line: make its resources {} config/webhook",
-            if install { "include" } else { "leave out" }
-        )));
+    Ok(notes)
+}
+
+impl Wiring {
+    fn switch(&self, root: &Path, plan: &mut Plan, install: bool) -> Result<Option<String>> {
+        let Wiring { file, line, piece } = *self;
+        let Ok(text) = std::fs::read_to_string(root.join(file)) else {
+            return Ok(install.then(|| {
+                format!("note: no {file}: add {piece} to the kustomization you deploy with")
+            }));
+        };
+        let commented = format!("#{line}");
+        let (from, to) = if install {
+            (commented.as_str(), line)
+        } else {
+            (line, commented.as_str())
+        };
+        if text.lines().any(|l| l.trim_end() == to) {
+            return Ok(None);
+        }
+        if !text.lines().any(|l| l.trim_end() == from) {
+            return Ok(Some(format!(
+                "note: {file} has no `{from}` line: make its resources {} {piece}",
+                if install { "include" } else { "leave out" }
+            )));
+        }
+        let contents: String = text
+            .split_inclusive('\n')
+            .map(|l| {
+                if l.trim_end() == from {
+                    l.replacen(from, to, 1)
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        plan.add(PlannedFile {
+            path: file.into(),
+            contents,
+            policy: Policy::Replace,
+            verbatim: true,
+            previous: Some(text),
+        });
+        Ok(None)
     }
-    let contents: String = text
-        .split_inclusive('\n')
-        .map(|line| {
-            if line.trim_end() == from {
-                line.replacen(from, to, 1)
-            } else {
-                line.to_string()
-            }
-        })
-        .collect();
-    plan.add(PlannedFile {
-        path: KUSTOMIZE_FILE.into(),
-        contents,
-        policy: Policy::Replace,
-        verbatim: true,
-        previous: Some(text),
-    });
-    Ok(None)
 }

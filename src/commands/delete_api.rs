@@ -97,7 +97,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         ] {
             plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
         }
-        if let Some(note) = super::create_webhook::install_webhooks(root, &mut plan, false)? {
+        for note in super::create_webhook::install_webhooks(root, &mut plan, false)? {
             eprintln!("{note}");
         }
     }

@@ -110,4 +110,31 @@ pub fn the_webhooks_can_use_cert_managers_certificate(dir: &Path) {
         .find(|v| v["name"] == mount["name"])
         .expect("the mounted volume");
     assert_eq!(volume["secret"]["secretName"], cert["spec"]["secretName"]);
+
+    // With [NETWORK POLICY]: the API server's calls reach the manager's webhook port.
+    let policy = &object(
+        &docs,
+        "NetworkPolicy",
+        &format!("{prefix}allow-webhook-traffic"),
+    )["spec"];
+    let service = &object(&docs, "Service", &format!("{prefix}webhook-service"))["spec"];
+    let rule = &policy["ingress"][0];
+    assert!(
+        rule["from"].is_null(),
+        "the API server matches no selector: {rule:?}"
+    );
+    assert_eq!(rule["ports"][0]["port"], service["ports"][0]["targetPort"]);
+    let labels = pod_labels(&docs, prefix);
+    let selected = policy["podSelector"]["matchLabels"].as_mapping().unwrap();
+    assert!(
+        selected.iter().all(|(k, v)| labels.get(k) == Some(v)),
+        "{selected:?} does not select the manager's Pod ({labels:?})"
+    );
+}
+
+fn pod_labels<'a>(docs: &'a [Value], prefix: &str) -> &'a serde_yaml::Mapping {
+    let deployment = object(docs, "Deployment", &format!("{prefix}controller-manager"));
+    deployment["spec"]["template"]["metadata"]["labels"]
+        .as_mapping()
+        .unwrap()
 }

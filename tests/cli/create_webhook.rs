@@ -39,6 +39,12 @@ fn the_article_webhooks_are_recorded_routed_and_installed() {
     assert!(read(&dir, "src/webhook/v1alpha1/application.rs").contains("fn check_image("));
     assert!(read(&dir, "config/default/kustomization.yaml").contains("\n- ../webhook\n"));
     assert!(read(&dir, "config/webhook/kustomization.yaml").contains("- manifests.yaml"));
+    let policies = read(&dir, "config/network-policy/kustomization.yaml");
+    assert!(
+        policies.contains("\n- allow-webhook-traffic.yaml\n"),
+        "{policies}"
+    );
+    assert!(read(&dir, "config/network-policy/allow-webhook-traffic.yaml").contains("port: 9443"));
     assert!(read(&dir, "tests/webhook_certs.rs").contains("a_rotation_keeps_every_request"));
 }
 
@@ -154,6 +160,15 @@ fn deleting_the_last_webhook_api_takes_its_webhooks_out_of_the_deployment() {
     assert!(!dir.join("src/webhook/v1alpha1/application.rs").exists());
     assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
     assert!(!read(&dir, "src/webhook/mod.rs").contains("application"));
+    let policies = read(&dir, "config/network-policy/kustomization.yaml");
+    assert!(
+        policies.contains("\n#- allow-webhook-traffic.yaml\n"),
+        "{policies}"
+    );
+    assert!(
+        !dir.join("config/network-policy/allow-webhook-traffic.yaml")
+            .exists()
+    );
 }
 
 #[test]

@@ -156,7 +156,22 @@ async fn the_article_project_passes_its_own_checks() {
     crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir);
     let cp = manifests_are_accepted(&dir).await;
     a_failed_webhook_server_stops_the_manager(&dir, &cp);
+    without_webhooks_the_controllers_run_alone(&dir, &cp);
     a_verb_missing_from_the_rules_fails_the_suites(&dir);
+}
+
+/// `ENABLE_WEBHOOKS=false` (kubebuilder's switch): the manager serves no webhook, so the
+/// missing certificate files that stop it above are never read, and it is ready.
+fn without_webhooks_the_controllers_run_alone(dir: &Path, cp: &ControlPlane) {
+    let missing = format!("--webhook-cert-path={}", dir.join("no-such-dir").display());
+    let manager = crate::article::Manager::start_with(
+        dir,
+        cp.kubeconfig(),
+        "manager-without-webhooks",
+        &[("ENABLE_WEBHOOKS", "false")],
+        &["--metrics-secure=false", &missing],
+    );
+    crate::host::wait_for_ok("the manager without webhooks", manager.probes, "/readyz");
 }
 
 /// The envtest suite runs the controller with exactly its `RBAC` rules: without `create` on

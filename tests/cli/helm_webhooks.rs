@@ -72,6 +72,7 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
         .filter(|o| o.contains("ebhook"))
         .collect();
     assert!(webhook_objects.is_empty(), "{webhook_objects:?}");
+    assert!(off.contains("- --enable-webhooks=false\n"), "{off}");
 
     // Another release in another namespace: the manager still finds its configurations.
     make(&project, &bin, "helm-uninstall", &[]);

@@ -72,6 +72,10 @@ struct Args {
     /// config/manager/manager.yaml); every namespace when empty
     #[arg(long, env = "WATCH_NAMESPACE", default_value = "", value_parser = Namespaces::parse)]
     watch_namespace: Namespaces,
+    /// Serve the admission webhooks; false runs the controllers alone (kubebuilder's
+    /// ENABLE_WEBHOOKS=false, e.g. for `make run`, or a chart with webhook.enabled=false)
+    #[arg(long, env = "ENABLE_WEBHOOKS", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    enable_webhooks: bool,
     /// Port of the admission webhooks' HTTPS server (when the project has webhooks)
     #[arg(long, default_value_t = 9443)]
     webhook_port: u16,
@@ -173,9 +177,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     });
     let webhooks = tokio::spawn({
         let (client, options) = (client.clone(), webhook_options(&args, webhooks_listening));
+        let hooks = if args.enable_webhooks {
+            webhook::hooks()
+        } else {
+            info!("not serving the webhooks: ENABLE_WEBHOOKS (--enable-webhooks) is false");
+            Vec::new()
+        };
         async move {
-            let served =
-                webhook::serve::serve(client, webhook::hooks(), options, shutdown_signal()).await;
+            let served = webhook::serve::serve(client, hooks, options, shutdown_signal()).await;
             if let Err(err) = &served {
                 let _ = webhook_failed.send(format!("serving the webhooks: {err}"));
             }
@@ -321,26 +330,31 @@ mod tests {
 
     #[test]
     fn boolean_flags_are_read_as_go_reads_them() {
-        for (flags, leader_elect, metrics_secure) in [
-            (vec![], false, true),
-            (vec!["--leader-elect"], true, true),
+        for (flags, expected) in [
+            (vec![], (false, true, true)),
+            (vec!["--leader-elect"], (true, true, true)),
             (
                 vec!["--leader-elect=false", "--metrics-secure=false"],
-                false,
-                false,
+                (false, false, true),
             ),
-            (vec!["--leader-elect", "--metrics-secure"], true, true),
+            (
+                vec![
+                    "--leader-elect",
+                    "--metrics-secure",
+                    "--enable-webhooks=false",
+                ],
+                (true, true, false),
+            ),
             (
                 vec!["--leader-elect=true", "--metrics-secure", "false"],
-                true,
-                false,
+                (true, false, true),
             ),
         ] {
             let args = Args::try_parse_from(std::iter::once("manager").chain(flags.clone()))
                 .unwrap_or_else(|err| panic!("{flags:?}: {err}"));
             assert_eq!(
-                (args.leader_elect, args.metrics_secure),
-                (leader_elect, metrics_secure),
+                (args.leader_elect, args.metrics_secure, args.enable_webhooks),
+                expected,
                 "{flags:?}"
             );
         }
