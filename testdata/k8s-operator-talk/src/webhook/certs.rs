@@ -112,17 +112,24 @@ impl State {
         self.authorities.iter().map(|a| a.cert.as_str()).collect()
     }
 
-    /// The step this state needs at `now`. A serving certificate is signed by a new CA only
-    /// once `bundle_live` (the configurations hold this state's bundle) and after
-    /// `propagation`.
-    pub fn next_step(&self, now: i64, validity: &Validity, bundle_live: bool) -> Option<Step> {
+    /// The step this state needs at `now` to serve `hosts`. A serving certificate is signed
+    /// by a new CA, or for other hosts (another `--webhook-url`), only once `bundle_live` (the
+    /// configurations hold this state's bundle) and after `propagation`.
+    pub fn next_step(
+        &self,
+        now: i64,
+        validity: &Validity,
+        bundle_live: bool,
+        hosts: &[String],
+    ) -> Option<Step> {
         let third = (validity.lifetime.as_secs() / 3) as i64;
         let newest = self.authorities.first()?;
         if newest.not_after - now < third {
             return Some(Step::AddAuthority);
         }
         let settled = bundle_live && now - newest.created >= validity.propagation.as_secs() as i64;
-        if settled && (self.issuer != newest.name || self.not_after - now < third) {
+        let due = self.issuer != newest.name || self.not_after - now < third || self.hosts != hosts;
+        if settled && due {
             return Some(Step::Reissue);
         }
         let expired = |a: &Authority| a.not_after <= now && a.name != self.issuer;
@@ -240,10 +247,10 @@ mod tests {
         let state = State::new(&hosts(), now(), &SHORT).unwrap();
         let start = state.authorities[0].created;
         assert_eq!(state.issuer, state.authorities[0].name);
-        assert_eq!(state.next_step(start, &SHORT, true), None);
-        assert_eq!(state.next_step(start + 19, &SHORT, true), None);
+        assert_eq!(state.next_step(start, &SHORT, true, &hosts()), None);
+        assert_eq!(state.next_step(start + 19, &SHORT, true, &hosts()), None);
         assert_eq!(
-            state.next_step(start + 21, &SHORT, true),
+            state.next_step(start + 21, &SHORT, true, &hosts()),
             Some(Step::AddAuthority)
         );
     }
@@ -259,27 +266,30 @@ mod tests {
 
         let later = new.created + 3;
         assert_eq!(
-            state.next_step(later, &SHORT, false),
+            state.next_step(later, &SHORT, false, &hosts()),
             None,
             "bundle not written yet"
         );
         assert_eq!(
-            state.next_step(new.created + 1, &SHORT, true),
+            state.next_step(new.created + 1, &SHORT, true, &hosts()),
             None,
             "too soon"
         );
-        assert_eq!(state.next_step(later, &SHORT, true), Some(Step::Reissue));
+        assert_eq!(
+            state.next_step(later, &SHORT, true, &hosts()),
+            Some(Step::Reissue)
+        );
         state.apply(Step::Reissue, later, &SHORT).unwrap();
         assert_eq!(state.issuer, new.name);
         assert!(state.not_after <= new.not_after);
 
         assert_eq!(
-            state.next_step(later, &SHORT, true),
+            state.next_step(later, &SHORT, true, &hosts()),
             None,
             "old CA still valid"
         );
         assert_eq!(
-            state.next_step(old.not_after, &SHORT, true),
+            state.next_step(old.not_after, &SHORT, true, &hosts()),
             Some(Step::Prune)
         );
         state.apply(Step::Prune, old.not_after, &SHORT).unwrap();
@@ -287,8 +297,32 @@ mod tests {
     }
 
     #[test]
+    fn a_new_host_gets_a_certificate_once_the_bundle_is_live() {
+        let mut state = State::new(&hosts(), now(), &SHORT).unwrap();
+        let later = state.authorities[0].created + 3;
+        let moved = vec!["10.1.2.3".to_string()];
+        assert_eq!(state.next_step(later, &SHORT, false, &moved), None);
+        assert_eq!(
+            state.next_step(later, &SHORT, true, &moved),
+            Some(Step::Reissue)
+        );
+        state.hosts = moved.clone();
+        state.apply(Step::Reissue, later, &SHORT).unwrap();
+        verify(&state, "10.1.2.3");
+        assert_eq!(state.next_step(later, &SHORT, true, &moved), None);
+    }
+
+    #[test]
     fn the_serving_certificate_chains_to_the_ca() {
-        let state = State::new(&hosts(), now(), &SHORT).unwrap();
+        verify(
+            &State::new(&hosts(), now(), &SHORT).unwrap(),
+            "webhook-service.system.svc",
+        );
+    }
+
+    /// Verifies the serving certificate of `state` for `host` against its bundle, as the API
+    /// server does.
+    fn verify(state: &State, host: &str) {
         let ca = rustls::pki_types::CertificateDer::from_pem_slice(state.bundle().as_bytes());
         let mut roots = rustls::RootCertStore::empty();
         roots.add(ca.unwrap()).unwrap();
@@ -301,7 +335,7 @@ mod tests {
         )
         .build()
         .unwrap();
-        let name = rustls::pki_types::ServerName::try_from("webhook-service.system.svc").unwrap();
+        let name = rustls::pki_types::ServerName::try_from(host).unwrap();
         let now = rustls::pki_types::UnixTime::now();
         verifier
             .verify_server_cert(&leaf, &[], &name, &[], now)

@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, ObjectMeta, PostParams};
 
-use super::certs::{State, Validity, now};
+use super::certs::{State, Step, Validity, now};
 use super::configs::{self, Hook, Target};
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -114,8 +114,11 @@ impl Keeper {
         };
         let mut live =
             configs::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle()).await?;
-        if let Some(step) = state.next_step(now(), &self.validity, live) {
+        if let Some(step) = state.next_step(now(), &self.validity, live, &self.hosts) {
             let mut next = state.clone();
+            if step == Step::Reissue {
+                next.hosts = self.hosts.clone();
+            }
             next.apply(step, now(), &self.validity)?;
             tracing::info!(?step, "rotating the webhook certificates");
             // A conflict means another replica rotated first: its state is read next time.
