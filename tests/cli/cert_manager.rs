@@ -62,8 +62,20 @@ pub fn the_webhooks_can_use_cert_managers_certificate(dir: &Path) {
     let cert = object(&docs, "Certificate", &format!("{prefix}serving-cert"));
     let service = format!("{prefix}webhook-service.{namespace}.svc");
     assert_eq!(cert["spec"]["dnsNames"][0].as_str(), Some(service.as_str()));
+    // Signed by a CA of its own, so that a renewal keeps the injected bundle.
     let issuer = cert["spec"]["issuerRef"]["name"].as_str().unwrap();
-    object(&docs, "Issuer", issuer);
+    let ca_secret = &object(&docs, "Issuer", issuer)["spec"]["ca"]["secretName"];
+    let ca = docs
+        .iter()
+        .find(|d| d["kind"] == "Certificate" && &d["spec"]["secretName"] == ca_secret)
+        .expect("a Certificate keeping the CA Issuer's Secret");
+    assert_eq!(ca["spec"]["isCA"], true, "{ca:?}");
+    assert_eq!(ca["spec"]["privateKey"]["rotationPolicy"], "Never");
+    object(
+        &docs,
+        "Issuer",
+        ca["spec"]["issuerRef"]["name"].as_str().unwrap(),
+    );
     object(&docs, "Service", &format!("{prefix}webhook-service"));
 
     let inject = format!("{namespace}/{prefix}serving-cert");

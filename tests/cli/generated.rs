@@ -157,6 +157,7 @@ async fn the_article_project_passes_its_own_checks() {
     let cp = manifests_are_accepted(&dir).await;
     a_failed_webhook_server_stops_the_manager(&dir, &cp);
     without_webhooks_the_controllers_run_alone(&dir, &cp);
+    webhooks_are_served_a_moment_after_sigterm(&dir, &cp);
     a_verb_missing_from_the_rules_fails_the_suites(&dir);
 }
 
@@ -172,6 +173,36 @@ fn without_webhooks_the_controllers_run_alone(dir: &Path, cp: &ControlPlane) {
         &["--metrics-secure=false", &missing],
     );
     crate::host::wait_for_ok("the manager without webhooks", manager.probes, "/readyz");
+}
+
+/// After SIGTERM the webhooks answer a moment longer (the API server calls a Pod until it
+/// learns that it left the Service), then the manager exits 0.
+fn webhooks_are_served_a_moment_after_sigterm(dir: &Path, cp: &ControlPlane) {
+    let certs = dir.join("mounted-certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    std::fs::write(certs.join("tls.crt"), made.cert.pem()).unwrap();
+    std::fs::write(certs.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+    let port = crate::host::free_port();
+    let mut manager = crate::article::Manager::start_with(
+        dir,
+        cp.kubeconfig(),
+        "manager-stopping",
+        &[],
+        &[
+            "--metrics-secure=false",
+            &format!("--webhook-port={port}"),
+            &format!("--webhook-cert-path={}", certs.display()),
+        ],
+    );
+    crate::host::wait_for_ok("the manager with webhooks", manager.probes, "/readyz");
+    manager.process.sigterm();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    // Any answer will do (no webhook at this path): the server still accepts and serves.
+    let answer = crate::host::https_get(port, "/not-a-webhook", None);
+    assert_eq!(answer.status, 404, "{}", answer.body);
+    let status = manager.process.wait(std::time::Duration::from_secs(10));
+    assert!(status.success(), "{}", manager.process.log());
 }
 
 /// The envtest suite runs the controller with exactly its `RBAC` rules: without `create` on

@@ -141,8 +141,13 @@ impl Background {
 
     /// SIGTERM to the group; the exit status, or a failed test after `grace`.
     pub fn terminate(&mut self, grace: Duration) -> ExitStatus {
-        self.signal_group("-TERM");
+        self.sigterm();
         self.wait(grace)
+    }
+
+    /// SIGTERM to the group, without waiting.
+    pub fn sigterm(&self) {
+        self.signal_group("-TERM");
     }
 
     /// The exit status, or a failed test if the process is still running after `grace`.

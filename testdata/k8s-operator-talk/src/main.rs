@@ -25,6 +25,10 @@ use k8s_operator_talk::{Context, controller, webhook};
 
 /// How long the controllers may take to finish their reconciles after SIGTERM.
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the webhooks are still served after SIGTERM: the API server learns that this Pod
+/// has left the webhook Service a moment after the kubelet signals it, and calls it until
+/// then. With the 5 s drain after it, within the Pod's 10 s grace period.
+const WEBHOOK_LINGER: Duration = Duration::from_secs(3);
 /// How often a metrics certificate read from files is checked for a renewal.
 const CERT_RELOAD_PERIOD: Duration = Duration::from_secs(10);
 
@@ -183,8 +187,12 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             info!("not serving the webhooks: ENABLE_WEBHOOKS (--enable-webhooks) is false");
             Vec::new()
         };
+        let stop = async {
+            shutdown_signal().await;
+            tokio::time::sleep(WEBHOOK_LINGER).await;
+        };
         async move {
-            let served = webhook::serve::serve(client, hooks, options, shutdown_signal()).await;
+            let served = webhook::serve::serve(client, hooks, options, stop).await;
             if let Err(err) = &served {
                 let _ = webhook_failed.send(format!("serving the webhooks: {err}"));
             }
@@ -201,7 +209,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         info!(namespace = %args.leader_election_namespace, %identity, "waiting for leadership");
         tokio::select! {
             acquired = Leadership::acquire(client.clone(), &args.leader_election_namespace, leader::LEASE, identity, Timings::DEFAULT) => leadership = Some(acquired?),
-            () = shutdown_signal() => return Ok(()),
+            () = shutdown_signal() => return stopped(servers, webhooks).await,
             failed = &mut webhooks_down => return Err(failed.into()),
         }
         info!("leading");
@@ -243,6 +251,15 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(leadership) = leadership {
         leadership.release().await;
     }
+    stopped(servers, webhooks).await
+}
+
+/// Waits for the endpoints to finish serving after a shutdown signal, so that no request in
+/// flight (an admission review above all) is cut off.
+async fn stopped(
+    servers: tokio::task::JoinHandle<std::io::Result<((), ())>>,
+    webhooks: tokio::task::JoinHandle<Result<(), webhook::keeper::Error>>,
+) -> Result<(), Box<dyn std::error::Error>> {
     servers.await??;
     webhooks
         .await?
