@@ -3,8 +3,9 @@
 //! that opens connections and then sends nothing (or one byte a minute) would hold memory
 //! and file descriptors until the manager is OOM-killed, and would hold up its shutdown.
 //! Every endpoint (webhooks, metrics, probes) is served through `Guarded`: at most
-//! `MAX_CONNECTIONS` at once (more wait in the kernel's backlog), each closed after
-//! `IDLE_TIMEOUT` without a byte read or written.
+//! `MAX_CONNECTIONS` at once (more wait in the kernel's backlog), each closed `IDLE_TIMEOUT`
+//! after it was accepted or last written to. Only answers count as progress: a client
+//! trickling a byte now and then cannot keep its slot, it must finish a request in time.
 
 use std::io;
 use std::pin::Pin;
@@ -67,8 +68,8 @@ impl<L: axum::serve::Listener> axum::serve::Listener for Guarded<L> {
     }
 }
 
-/// A served connection: it holds its slot until dropped, and fails with `TimedOut` once it
-/// has waited `idle` for the client.
+/// A served connection: it holds its slot until dropped, and fails with `TimedOut` once
+/// `idle` has passed since it was accepted or last written to.
 pub struct Connection<S> {
     io: S,
     idle: Duration,
@@ -99,10 +100,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Connection<S> {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         match Pin::new(&mut this.io).poll_read(cx, buf) {
-            Poll::Ready(result) => {
-                this.progressed();
-                Poll::Ready(result)
-            }
+            Poll::Ready(result) => Poll::Ready(result),
             Poll::Pending => this.expired(cx),
         }
     }
@@ -175,6 +173,22 @@ mod tests {
             closed.is_ok(),
             "a half-sent request held its connection open"
         );
+    }
+
+    #[tokio::test]
+    async fn a_trickling_request_is_closed_once_idle_since_the_last_answer() {
+        let addr = guarded_server(4, Duration::from_millis(400)).await;
+        let mut slow = TcpStream::connect(addr).await.unwrap();
+        let trickle = async {
+            for byte in b"GET / HTTP/1.1\r\nhost: x\r\n" {
+                if slow.write_all(&[*byte]).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        };
+        let closed = tokio::time::timeout(Duration::from_secs(3), trickle).await;
+        assert!(closed.is_ok(), "a byte every 100 ms held the connection");
     }
 
     #[tokio::test]

@@ -23,6 +23,9 @@ use tokio_rustls::server::TlsStream;
 
 /// A client that has not finished its handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// TLS handshakes in progress, or waiting for the server to take their connection, at once:
+/// beyond it, new connections wait in the kernel's backlog.
+const MAX_HANDSHAKES: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CertError {
@@ -218,8 +221,13 @@ impl TlsListener {
         let local = listener.local_addr()?;
         let (tx, ready) = mpsc::channel(16);
         let acceptor = TlsAcceptor::from(config);
+        let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
         tokio::spawn(async move {
             loop {
+                let handshake = tokio::select! {
+                    permit = handshakes.clone().acquire_owned() => permit,
+                    () = tx.closed() => return,
+                };
                 let accepted = tokio::select! {
                     accepted = listener.accept() => accepted,
                     // The server has stopped.
@@ -236,13 +244,19 @@ impl TlsListener {
                 };
                 let (acceptor, tx) = (acceptor.clone(), tx.clone());
                 tokio::spawn(async move {
-                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                        Ok(Ok(tls)) => {
-                            let _ = tx.send((tls, peer)).await;
-                        }
+                    // The handshake and the wait for a free connection slot share one
+                    // deadline: a connection nobody serves is dropped, not held.
+                    let handed_over = async {
+                        let tls = acceptor.accept(tcp).await?;
+                        let _ = tx.send((tls, peer)).await;
+                        io::Result::Ok(())
+                    };
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, handed_over).await {
+                        Ok(Ok(())) => {}
                         Ok(Err(err)) => tracing::debug!(%err, %peer, "TLS handshake failed"),
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
+                    drop(handshake);
                 });
             }
         });
