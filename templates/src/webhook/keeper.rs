@@ -35,6 +35,10 @@ pub struct Keeper {
     validity: Validity,
     /// The state last read or written: what this replica serves.
     current: Option<State>,
+    /// The bundle this replica last found in the configurations, and since when (Unix
+    /// seconds): a certificate signed by a new CA is served only once the bundle holding it
+    /// has been live for `propagation`, however old the CA (its first write may have failed).
+    live_since: Option<(String, i64)>,
 }
 
 impl Keeper {
@@ -62,6 +66,22 @@ impl Keeper {
             hosts,
             validity,
             current: None,
+            live_since: None,
+        }
+    }
+
+    /// How long `bundle` has been live as this replica has seen it: 0 when first seen.
+    fn live_for(&mut self, bundle: &str, live: bool) -> i64 {
+        match &self.live_since {
+            _ if !live => {
+                self.live_since = None;
+                0
+            }
+            Some((seen, since)) if seen == bundle => now() - since,
+            _ => {
+                self.live_since = Some((bundle.to_string(), now()));
+                0
+            }
         }
     }
 
@@ -75,7 +95,10 @@ impl Keeper {
     pub async fn first(&mut self) -> State {
         loop {
             match self.check().await {
-                Ok((state, true)) => {
+                // A Secret older than its certificates (a manager scaled to zero for months)
+                // first needs a new CA, then a certificate signed by it: never serve an
+                // expired one meanwhile.
+                Ok((state, true)) if state.not_after > now() => {
                     let age = now() - state.authorities[0].created;
                     let wait = self.validity.propagation.as_secs() as i64 - age;
                     if wait > 0 {
@@ -83,7 +106,7 @@ impl Keeper {
                     }
                     return state;
                 }
-                Ok((_, false)) => {}
+                Ok(_) => {}
                 Err(err) => tracing::warn!(%err, "preparing the webhook certificates; retrying"),
             }
             tokio::time::sleep(Duration::from_secs(2)).await;
@@ -114,7 +137,9 @@ impl Keeper {
         };
         let mut live =
             configs::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle()).await?;
-        if let Some(step) = state.next_step(now(), &self.validity, live, &self.hosts) {
+        let propagation = self.validity.propagation.as_secs() as i64;
+        let settled = self.live_for(&state.bundle(), live) >= propagation;
+        if let Some(step) = state.next_step(now(), &self.validity, settled, &self.hosts) {
             let mut next = state.clone();
             if step == Step::Reissue {
                 next.hosts = self.hosts.clone();
@@ -126,6 +151,7 @@ impl Keeper {
             state = next;
             live = configs::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle())
                 .await?;
+            self.live_for(&state.bundle(), live);
         }
         self.current = Some(state.clone());
         Ok((state, live))
