@@ -118,13 +118,13 @@ impl Keeper {
     /// configurations hold its bundle.
     pub async fn check(&mut self) -> Result<(State, bool), Error> {
         let name = configs::deployed(configs::SECRET);
-        let (mut state, version) = match self.secrets.get_opt(&name).await? {
+        let (mut state, stored) = match self.secrets.get_opt(&name).await? {
             Some(secret) => match parse(&secret) {
-                Some(state) => (state, secret.metadata.resource_version),
+                Some(state) => (state, secret.metadata),
                 None => {
                     tracing::warn!(secret = %name, "the webhook certificate Secret holds no state; writing a new one");
                     let state = self.fresh()?;
-                    self.write(&state, secret.metadata.resource_version).await?;
+                    self.write(&state, Some(secret.metadata)).await?;
                     return Ok((state, false));
                 }
             },
@@ -147,7 +147,7 @@ impl Keeper {
             next.apply(step, now(), &self.validity)?;
             tracing::info!(?step, "rotating the webhook certificates");
             // A conflict means another replica rotated first: its state is read next time.
-            self.write(&next, version).await?;
+            self.write(&next, Some(stored)).await?;
             state = next;
             live = configs::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle())
                 .await?;
@@ -165,8 +165,9 @@ impl Keeper {
         }
     }
 
-    /// Creates the Secret (`version` None) or updates the one at `version`.
-    async fn write(&self, state: &State, version: Option<String>) -> Result<(), Error> {
+    /// Creates the Secret (`stored` None) or updates the one `stored` describes, at its
+    /// resourceVersion and keeping the labels and annotations others gave it.
+    async fn write(&self, state: &State, stored: Option<ObjectMeta>) -> Result<(), Error> {
         let name = configs::deployed(configs::SECRET);
         let text = |s: &str| ByteString(s.as_bytes().to_vec());
         let data = BTreeMap::from([
@@ -178,21 +179,23 @@ impl Keeper {
             ("tls.crt".to_string(), text(&state.cert)),
             ("tls.key".to_string(), text(&state.key)),
         ]);
+        let update = stored.is_some();
         let secret = Secret {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
-                resource_version: version.clone(),
-                ..ObjectMeta::default()
+                managed_fields: None,
+                ..stored.unwrap_or_default()
             },
             type_: Some("kubernetes.io/tls".into()),
             data: Some(data),
             ..Secret::default()
         };
         let params = PostParams::default();
-        match version {
-            Some(_) => self.secrets.replace(&name, &params, &secret).await?,
-            None => self.secrets.create(&params, &secret).await?,
-        };
+        if update {
+            self.secrets.replace(&name, &params, &secret).await?;
+        } else {
+            self.secrets.create(&params, &secret).await?;
+        }
         Ok(())
     }
 }
