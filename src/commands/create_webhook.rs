@@ -1,15 +1,19 @@
-//! `opsdk create webhook`: admission webhooks (defaulting, validation) for an API of the
-//! project, served by the manager over HTTPS with certificates it makes itself.
+//! `opsdk create webhook`: admission webhooks (defaulting, validation) and conversion webhooks
+//! for an API of the project, served by the manager over HTTPS with certificates it makes
+//! itself.
 //!
 //! The kind's webhook file (`src/webhook/<version>/<kind>.rs`) is the user's, written once
 //! with both a defaulting and a validating function; PROJECT records which of them the API
 //! server calls, and opsdk's registry (`src/webhook/mod.rs`) and `make manifests`
-//! (config/webhook/manifests.yaml) follow it.
+//! (config/webhook/manifests.yaml) follow it. With `--conversion` the version becomes the hub
+//! of its kind: each `--spoke` gets a conversion file of the user's
+//! (`src/api/<spoke>/<kind>_conversion.rs`), and the registry routes `/convert` through them.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use super::conversion;
 use super::delete_api::find;
 use crate::cli::CreateWebhookArgs;
 use crate::context::{ProjectContext, ResourceContext};
@@ -24,9 +28,10 @@ const KUSTOMIZE_FILE: &str = "config/default/kustomization.yaml";
 const KUSTOMIZE_LINE: &str = "- ../webhook";
 
 pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
-    if !args.defaulting && !args.programmatic_validation {
+    let admission = args.defaulting || args.programmatic_validation;
+    if !admission && !args.conversion && args.spoke.is_empty() {
         bail!(
-            "no webhook to scaffold\nhelp: pass --defaulting, --programmatic-validation, or both"
+            "no webhook to scaffold\nhelp: pass --defaulting, --programmatic-validation, --conversion --spoke <version>, or several"
         );
     }
     let mut project = Project::load(root)?;
@@ -58,31 +63,54 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
             repeated.join(" and ")
         );
     }
+    let spokes = conversion::spokes(&project, index, args)?;
     check_runtime(root)?;
 
     let fresh = !before.defaulting && !before.validation;
     project.resources[index].webhooks = Some(Webhooks {
         defaulting: before.defaulting || args.defaulting,
         validation: before.validation || args.programmatic_validation,
-        conversion: before.conversion,
+        conversion: !spokes.is_empty(),
+        spoke: spokes,
         webhook_version: "v1".into(),
     });
     let ctx = ProjectContext::new(&project);
     let resource_ctx = ResourceContext::new(&project, &project.resources[index]);
     // The kind's webhook file holds both functions: a second run only wires another one.
-    let mut plan = if fresh || args.force {
+    let mut plan = if admission && (fresh || args.force) {
         render(Scope::Webhook, &ctx, Some(&resource_ctx))?
     } else {
         Plan::default()
     };
+    // Each named spoke's conversion functions, next to its types.
+    for spoke in args.conversion.then_some(&args.spoke).into_iter().flatten() {
+        let spoke = project
+            .resources
+            .iter()
+            .find(|r| r.same_kind(&resource) && r.version == *spoke)
+            .expect("spokes are versions of the kind");
+        let spoke_ctx = ResourceContext::new(&project, spoke);
+        plan.extend(render(Scope::Conversion, &ctx, Some(&spoke_ctx))?);
+    }
     super::regenerate(&ctx, &project, &mut plan)?;
     let note = install_webhooks(root, &mut plan, true)?;
     if let Some(note) = note {
         eprintln!("{note}");
     }
+    let mut files: Vec<String> = Vec::new();
+    if admission {
+        files.push(format!("src/webhook/{}.rs", resource_ctx.api_file));
+    }
+    if args.conversion {
+        files.push(format!(
+            "src/api/<spoke>/{}.rs (when a spoke's schema differs from {})",
+            resource_ctx.conversion_module, resource.version
+        ));
+    }
     let next = format!(
-        "Webhooks for {api} {} scaffolded. Next: fill in src/webhook/{}.rs, then\n  make manifests && cargo build && cargo test",
-        resource.kind, resource_ctx.api_file
+        "Webhooks for {api} {} scaffolded. Next: fill in {}, then\n  make manifests && cargo build && cargo test",
+        resource.kind,
+        files.join(" and ")
     );
     let force = if args.force { Force::On } else { Force::Off };
     super::finish(root, plan, force, args.dry_run, &next)

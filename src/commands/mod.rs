@@ -1,5 +1,6 @@
 //! One module per command; each validates, plans in memory, checks, then writes.
 
+mod conversion;
 pub mod create_api;
 pub mod create_webhook;
 pub mod delete_api;
