@@ -230,3 +230,17 @@ pub fn differences(a: &Value, b: &Value, path: &str) -> Vec<String> {
         _ => vec![format!("{} ({a} -> {b})", path.trim_start_matches('.'))],
     }
 }
+
+/// The paths at which `b` lacks what `a` holds (the fields of `a`'s objects, whole lists and
+/// values): what an API server that adds defaults but loses nothing leaves equal.
+pub fn missing(a: &Value, b: &Value, path: &str) -> Vec<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .flat_map(|(k, v)| missing(v, y.get(k).unwrap_or(&Value::Null), &format!("{path}.{k}")))
+            .collect(),
+        _ if a == b => Vec::new(),
+        _ => vec![format!("{} ({a} -> {b})", path.trim_start_matches('.'))],
+    }
+}
