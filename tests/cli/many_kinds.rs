@@ -118,7 +118,7 @@ pub const WEBHOOKS: &[&[&str]] = &[
 /// What a user does once Cruiser's versions differ: v1 holds one `port`, v2 a list of
 /// `ports`, and v2's conversion functions keep in an annotation what v1 cannot hold.
 pub fn change_cruiser_schemas(dir: &std::path::Path) {
-    let foo = "    pub foo: String,\n";
+    let example = "    pub foo: String,\n";
     for (version, field) in [
         ("v1", "    #[serde(default)]\n    pub port: i32,\n"),
         (
@@ -128,10 +128,10 @@ pub fn change_cruiser_schemas(dir: &std::path::Path) {
     ] {
         let file = format!("src/api/ship/{version}/cruiser.rs");
         let types = read(dir, &file);
-        assert!(types.contains(foo), "{file} has no foo field:\n{types}");
+        assert!(types.contains(example), "{file} has no foo field:\n{types}");
         std::fs::write(
             dir.join(&file),
-            types.replace(foo, &format!("{foo}{field}")),
+            types.replace(example, &format!("{example}{field}")),
         )
         .unwrap();
     }
