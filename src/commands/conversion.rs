@@ -15,10 +15,14 @@ pub(super) fn spokes(
 ) -> Result<Vec<String>> {
     let hub = &project.resources[index];
     let kind = &hub.kind;
+    let group = match hub.group.as_str() {
+        "" => String::new(),
+        g => format!("--group {g} "),
+    };
     if !args.conversion {
         if !args.spoke.is_empty() {
             bail!(
-                "--spoke names the versions a conversion webhook converts, but --conversion is missing\nhelp: add --conversion to make {} the hub that {} convert through",
+                "--spoke names the versions a conversion webhook converts, but --conversion is missing\nhelp: add --conversion to make {} the hub that --spoke {} converts through",
                 hub.version,
                 args.spoke.join(", ")
             );
@@ -33,7 +37,7 @@ pub(super) fn spokes(
         .collect();
     if versions.len() == 1 {
         bail!(
-            "kind {kind} has one version, {}: there is nothing to convert\nhelp: add another version first (`opsdk create api --version <version> --kind {kind}`), then name it with --spoke",
+            "kind {kind} has one version, {}: there is nothing to convert\nhelp: add another version first (`opsdk create api {group}--version <version> --kind {kind}`), then name it with --spoke",
             hub.version
         );
     }
@@ -58,14 +62,14 @@ pub(super) fn spokes(
         }
         if !versions.contains(&spoke.as_str()) {
             bail!(
-                "kind {kind} has no version {spoke:?} to convert\nhelp: its versions: {}; add it first with `opsdk create api --version {spoke} --kind {kind}`",
+                "kind {kind} has no version {spoke:?} to convert\nhelp: its versions: {}; add it first with `opsdk create api {group}--version {spoke} --kind {kind}`",
                 versions.join(", ")
             );
         }
     }
     if let Some(other) = project.hub_of(hub).filter(|h| h.version != hub.version) {
         bail!(
-            "kind {kind} already converts through {}\nhelp: a kind has one hub: name new spokes with `--version {} --conversion --spoke ... --force`",
+            "kind {kind} already converts through {}\nhelp: a kind has one hub: name new spokes with `opsdk create webhook {group}--version {} --kind {kind} --conversion --spoke <version> --force`",
             other.version,
             other.version
         );
