@@ -63,8 +63,9 @@ pub const KINDS: &[&[&str]] = &[
 ];
 
 /// Webhooks on kinds of every shape: a skeleton with both, one in a group with defaulting
-/// only, a cluster-scoped one with validation only, a deploy-image kind, and a conversion
-/// webhook (v1 the hub, v2 its spoke).
+/// only, a cluster-scoped one with validation only, a deploy-image kind, and two conversion
+/// webhooks: Widget's v1 the hub of v1alpha1 (the version with a controller and admission
+/// webhooks), and Cruiser's v1 the hub of v2, whose schema the generated test changes.
 pub const WEBHOOKS: &[&[&str]] = &[
     &[
         "--version",
@@ -101,6 +102,15 @@ pub const WEBHOOKS: &[&[&str]] = &[
         "Service",
         "--defaulting",
         "--programmatic-validation",
+    ],
+    &[
+        "--version",
+        "v1",
+        "--kind",
+        "Widget",
+        "--conversion",
+        "--spoke",
+        "v1alpha1",
     ],
     &[
         "--group",
@@ -182,8 +192,8 @@ fn every_kind_is_registered_everywhere() {
         "two versions of Widget become one CRD:\n{api}"
     );
     assert!(
-        api.contains("\"v1alpha1\""),
-        "the first version stays the storage version:\n{api}"
+        api.contains("\"v1\""),
+        "v1, Widget's hub, is its storage version:\n{api}"
     );
     assert!(
         api.contains("mod type_;"),

@@ -35,6 +35,20 @@ pub struct Options {
     pub cert_files: Option<CertFiles>,
 }
 
+impl Options {
+    /// The server on 127.0.0.1:`port`, registered by that URL (`--webhook-url`), keeping its
+    /// certificates in a Secret of `namespace`: for local and test control planes.
+    pub fn local(port: u16, namespace: &str, validity: Validity) -> Self {
+        Options {
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            target: Target::Url(format!("https://127.0.0.1:{port}")),
+            namespace: namespace.into(),
+            validity,
+            cert_files: None,
+        }
+    }
+}
+
 /// Every webhook's route, and `/convert` when kinds convert through the manager.
 pub fn router(hooks: &[Hook]) -> Router {
     let conversions = super::conversions();
