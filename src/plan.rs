@@ -23,6 +23,10 @@ pub enum Policy {
     /// while it still holds `previous` (what opsdk wrote for the old setting); a file the
     /// user changed is refused (unless `--force`). An absent file is written.
     Replace,
+    /// The user's documentation that a changed project adds a section to (README.md):
+    /// rewritten while it still holds `previous`; a file the user changed, or removed, is
+    /// kept as it is, and the command says so.
+    Refresh,
 }
 
 impl Policy {
@@ -42,7 +46,7 @@ pub struct PlannedFile {
     pub policy: Policy,
     /// Copied as-is from `templates/` (kept rustfmt-clean there), so never reformatted.
     pub verbatim: bool,
-    /// For `Policy::Replace`: what the file holds if nobody changed it.
+    /// For `Policy::Replace` and `Policy::Refresh`: what the file holds if nobody changed it.
     pub previous: Option<String>,
 }
 

@@ -16,6 +16,8 @@ pub enum Action {
     Overwrite,
     Unchanged,
     Remove,
+    /// The user's changed file a `Policy::Refresh` leaves alone.
+    Kept,
 }
 
 impl Action {
@@ -26,6 +28,7 @@ impl Action {
             Action::Overwrite => "overwrite",
             Action::Unchanged => "unchanged",
             Action::Remove => "remove",
+            Action::Kept => "keep",
         }
     }
 }
@@ -95,6 +98,16 @@ pub fn check<'p>(
                 edited.push(file.path.display().to_string());
                 continue;
             }
+            (None, Policy::Refresh) => continue,
+            (Some(bytes), Policy::Refresh) if bytes == file.contents.as_bytes() => {
+                Action::Unchanged
+            }
+            (Some(bytes), Policy::Refresh)
+                if file.previous.as_deref().map(str::as_bytes) == Some(bytes.as_slice()) =>
+            {
+                Action::Update
+            }
+            (Some(_), Policy::Refresh) => Action::Kept,
             (None, _) => Action::Create,
             (Some(bytes), _) if bytes == file.contents.as_bytes() => Action::Unchanged,
             (Some(bytes), Policy::Regenerate) if first_line_has_marker(&bytes) => Action::Update,
@@ -198,6 +211,14 @@ pub fn apply(
             if dry_run {
                 writeln!(out, "{verb:>16} {}", file.path.display())?;
             }
+            continue;
+        }
+        if *action == Action::Kept {
+            writeln!(
+                out,
+                "{verb:>16} {} (changed by you: opsdk's new section is not added)",
+                file.path.display()
+            )?;
             continue;
         }
         writeln!(out, "{verb:>16} {}", file.path.display())?;

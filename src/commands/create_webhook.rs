@@ -67,6 +67,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     check_runtime(root)?;
 
     let fresh = !before.defaulting && !before.validation;
+    let old = project.clone();
     project.resources[index].webhooks = Some(Webhooks {
         defaulting: before.defaulting || args.defaulting,
         validation: before.validation || args.programmatic_validation,
@@ -93,6 +94,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         plan.extend(render(Scope::Conversion, &ctx, Some(&spoke_ctx))?);
     }
     super::regenerate(&ctx, &project, &mut plan)?;
+    super::refresh_readme(&old, &project, &mut plan)?;
     let note = install_webhooks(root, &mut plan, true)?;
     if let Some(note) = note {
         eprintln!("{note}");

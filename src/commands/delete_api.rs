@@ -23,7 +23,7 @@ use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
 use crate::writer::Force;
 
-/// Where `make manifests` copies the CRDs for the Helm chart (crdgen's third argument).
+/// Where `make manifests` copies the CRDs for the Helm chart (crdgen's fourth argument).
 const CHART_CRDS: &str = "dist/chart/files/crds";
 
 pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
@@ -104,20 +104,30 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
 
     let new_ctx = ProjectContext::new(&project);
     if !old_ctx.webhooks.is_empty() && new_ctx.webhooks.is_empty() {
-        // The last admission webhook: the configurations `make manifests` wrote go.
-        let manifests = "config/webhook/manifests.yaml";
-        plan.remove(manifests.into(), String::new(), Policy::RemoveOutput, true);
+        // The last admission webhook: the configurations `make manifests` wrote (and their
+        // copy in the Helm chart) go.
+        for output in [
+            "config/webhook/manifests.yaml",
+            "dist/chart/files/webhook/manifests.yaml",
+        ] {
+            plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
+        }
     }
     if old_ctx.serves_webhooks && !new_ctx.serves_webhooks {
-        // The last webhook: what `make manifests` wrote for them goes, and so does
-        // config/webhook from the deployment.
-        let roles = "config/webhook/cert_role.yaml";
-        plan.remove(roles.into(), String::new(), Policy::RemoveOutput, true);
+        // The last webhook: the roles `make manifests` wrote for them (and their copy in the
+        // Helm chart) go, and so does config/webhook from the deployment.
+        for output in [
+            "config/webhook/cert_role.yaml",
+            "dist/chart/files/webhook/cert_role.yaml",
+        ] {
+            plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
+        }
         if let Some(note) = super::create_webhook::install_webhooks(root, &mut plan, false)? {
             eprintln!("{note}");
         }
     }
     super::regenerate(&new_ctx, &project, &mut plan)?;
+    super::refresh_readme(&old, &project, &mut plan)?;
 
     let foreign = resource.external || resource.builtin().is_some();
     let next = if foreign {

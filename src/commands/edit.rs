@@ -130,7 +130,12 @@ fn replace_changed(plan: &mut Plan, before: Plan, after: Plan) {
         match before.files.iter().find(|f| f.path == file.path) {
             Some(old) if old.contents == file.contents => {}
             Some(old) => plan.add(PlannedFile {
-                policy: Policy::Replace,
+                // README.md only gains a section: a changed one is kept, not refused.
+                policy: if file.path.as_os_str() == super::README {
+                    Policy::Refresh
+                } else {
+                    Policy::Replace
+                },
                 previous: Some(old.contents.clone()),
                 ..file.clone()
             }),

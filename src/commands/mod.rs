@@ -38,6 +38,31 @@ fn regenerate(ctx: &ProjectContext, project: &Project, plan: &mut Plan) -> Resul
     Ok(())
 }
 
+/// The user's README, whose sections follow PROJECT (the Helm chart, the webhooks).
+const README: &str = "README.md";
+
+/// Adds to `plan` README.md as rendered for `new`, when that differs from what it renders
+/// for `old`: rewritten while it holds what opsdk wrote, else kept (`Policy::Refresh`).
+fn refresh_readme(old: &Project, new: &Project, plan: &mut Plan) -> Result<()> {
+    let readme = |project: &Project| -> Result<Option<PlannedFile>> {
+        let rendered = render(Scope::Init, &ProjectContext::new(project), None)?;
+        Ok(rendered
+            .files
+            .into_iter()
+            .find(|f| f.path.as_os_str() == README))
+    };
+    if let (Some(before), Some(after)) = (readme(old)?, readme(new)?)
+        && before.contents != after.contents
+    {
+        plan.add(PlannedFile {
+            policy: Policy::Refresh,
+            previous: Some(before.contents),
+            ..after
+        });
+    }
+    Ok(())
+}
+
 /// Formats the plan's Rust files, checks the plan and writes it (or prints it for
 /// `--dry-run`), then prints `next` steps.
 fn finish(root: &Path, mut plan: Plan, force: Force, dry_run: bool, next: &str) -> Result<()> {

@@ -92,7 +92,7 @@ impl Context {
         let event = Event {
             type_,
             reason: reason.into(),
-            note: Some(note),
+            note: Some(shortened(note)),
             action: "Reconcile".into(),
             secondary: None,
         };
@@ -101,6 +101,21 @@ impl Context {
             warn!("recording event {reason}: {err}");
         }
     }
+}
+
+/// The API server refuses an event whose note is over 1 KB (events.k8s.io/v1); a longer
+/// message (an API server's error can be) is cut at a character boundary, marked with "...".
+pub(crate) fn shortened(mut note: String) -> String {
+    const MAX: usize = 1024;
+    if note.len() > MAX {
+        let mut end = MAX - 3;
+        while !note.is_char_boundary(end) {
+            end -= 1;
+        }
+        note.truncate(end);
+        note.push_str("...");
+    }
+    note
 }
 
 impl Context {
@@ -187,5 +202,23 @@ pub fn retry_key(obj: &impl Resource) -> String {
         (Some(uid), _, _) => uid.clone(),
         (None, Some(namespace), Some(name)) => format!("{namespace}/{name}"),
         (None, _, name) => name.clone().unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shortened;
+
+    #[test]
+    fn event_notes_fit_the_api_servers_1_kb_at_a_character_boundary() {
+        assert_eq!(shortened("quota exceeded".into()), "quota exceeded");
+        let long = "é".repeat(600);
+        let cut = shortened(long.clone());
+        assert!(
+            cut.len() <= 1024
+                && cut.ends_with("...")
+                && long.starts_with(cut.trim_end_matches("..."))
+        );
+        assert_eq!(shortened("x".repeat(1024)).len(), 1024);
     }
 }

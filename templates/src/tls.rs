@@ -163,6 +163,14 @@ impl ServingCert {
         Ok(true)
     }
 
+    /// The directory the certificate is read from, for logs.
+    fn dir(&self) -> String {
+        self.files
+            .as_ref()
+            .map(|(files, _)| files.dir.display().to_string())
+            .unwrap_or_default()
+    }
+
     /// Calls `reload` every `period`, forever (a Secret's files change when cert-manager
     /// renews it).
     pub async fn reload_every(self: Arc<Self>, period: Duration) {
@@ -172,9 +180,9 @@ impl ServingCert {
         loop {
             tokio::time::sleep(period).await;
             match self.reload() {
-                Ok(true) => tracing::info!("metrics serving certificate reloaded"),
+                Ok(true) => tracing::info!(dir = %self.dir(), "serving certificate reloaded"),
                 Ok(false) => {}
-                Err(err) => tracing::warn!(%err, "keeping the metrics serving certificate"),
+                Err(err) => tracing::warn!(%err, "keeping the serving certificate"),
             }
         }
     }

@@ -109,37 +109,15 @@ fn conflicting_apis() {
         "already has a controller",
     );
     refuse_create(
-        &[
-            "--version",
-            "v1",
-            "--kind",
-            "Application",
-            "--controller=false",
-            "--plural",
-            "apps",
-        ],
+        &args("--version v1 --kind Application --controller=false --plural apps"),
         "same --plural",
     );
     refuse_create(
-        &[
-            "--version",
-            "v1",
-            "--kind",
-            "Application",
-            "--controller=false",
-            "--namespaced=false",
-        ],
+        &args("--version v1 --kind Application --controller=false --namespaced=false"),
         "same --plural and --namespaced",
     );
     refuse_create(
-        &[
-            "--version",
-            "v1",
-            "--kind",
-            "Apps",
-            "--plural",
-            "applications",
-        ],
+        &args("--version v1 --kind Apps --plural applications"),
         "already used by",
     );
     // --resource=false is for Kubernetes' own types only, and makes a controller.
@@ -148,53 +126,19 @@ fn conflicting_apis() {
         "core/v1 Widget is not a Kubernetes v1.37.2 type\nhelp: --resource=false makes a controller for a type Kubernetes defines: core/v1 ComponentStatus, core/v1 ConfigMap",
     );
     refuse_create(
-        &[
-            "--group",
-            "apps",
-            "--version",
-            "v1beta1",
-            "--kind",
-            "Deployment",
-            "--resource=false",
-        ],
+        &args("--group apps --version v1beta1 --kind Deployment --resource=false"),
         "help: --resource=false makes a controller for a type Kubernetes defines: apps/v1 ControllerRevision",
     );
     refuse_create(
-        &[
-            "--group",
-            "apps",
-            "--version",
-            "v1",
-            "--kind",
-            "Deployment",
-            "--resource=false",
-            "--controller=false",
-        ],
+        &args("--group apps --version v1 --kind Deployment --resource=false --controller=false"),
         "would scaffold nothing",
     );
     refuse_create(
-        &[
-            "--group",
-            "core",
-            "--version",
-            "v1",
-            "--kind",
-            "ConfigMap",
-            "--resource=false",
-            "--plural",
-            "configs",
-        ],
+        &args("--group core --version v1 --kind ConfigMap --resource=false --plural configs"),
         "--deploy-image and --plural apply to the project's own APIs",
     );
     refuse_create(
-        &[
-            "--version",
-            "v1",
-            "--kind",
-            "Widget",
-            "--deploy-image",
-            "--namespaced=false",
-        ],
+        &args("--version v1 --kind Widget --deploy-image --namespaced=false"),
         "cluster-scoped",
     );
 }

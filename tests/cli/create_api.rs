@@ -6,14 +6,7 @@ fn the_article_api_is_applications_minetto_dev() {
     init(&dir);
     let stdout = create_api(
         &dir,
-        &[
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Application",
-            "--resource",
-            "--controller",
-        ],
+        &args("--version v1alpha1 --kind Application --resource --controller"),
     );
     assert!(
         stdout.contains("create src/api/v1alpha1/application.rs"),
@@ -52,17 +45,7 @@ fn the_article_api_is_applications_minetto_dev() {
 fn a_group_prefixes_the_domain() {
     let (_tmp, dir) = project_dir();
     init(&dir);
-    create_api(
-        &dir,
-        &[
-            "--group",
-            "apps",
-            "--version",
-            "v1",
-            "--kind",
-            "Application",
-        ],
-    );
+    create_api(&dir, &args("--group apps --version v1 --kind Application"));
     assert!(read(&dir, "src/api/apps/v1/application.rs").contains("group = \"apps.minetto.dev\""));
     assert!(
         read(&dir, "config/samples/apps.minetto.dev_v1_application.yaml")
@@ -77,14 +60,7 @@ fn boolean_flags_take_bare_and_false_forms() {
     init(&dir);
     create_api(
         &dir,
-        &[
-            "--version",
-            "v1",
-            "--kind",
-            "Widget",
-            "--controller=false",
-            "--namespaced=false",
-        ],
+        &args("--version v1 --kind Widget --controller=false --namespaced=false"),
     );
     assert!(
         !dir.join("src/controller/widget.rs").exists(),
@@ -150,13 +126,7 @@ fn dry_run_lists_the_changes_and_writes_nothing() {
     let before = snapshot(&dir);
     let stdout = create_api(
         &dir,
-        &[
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Application",
-            "--dry-run",
-        ],
+        &args("--version v1alpha1 --kind Application --dry-run"),
     );
     assert!(
         stdout.contains("would create src/controller/application.rs"),

@@ -149,17 +149,7 @@ fn deleting_the_last_webhook_api_takes_its_webhooks_out_of_the_deployment() {
     create_webhook(&dir, ARTICLE_WEBHOOKS);
     // What `make manifests` wrote.
     std::fs::write(dir.join("config/webhook/manifests.yaml"), "").unwrap();
-    succeed(
-        &dir,
-        &[
-            "delete",
-            "api",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Application",
-        ],
-    );
+    delete_application(&dir);
     assert!(!dir.join("config/webhook").exists());
     assert!(!dir.join("src/webhook/v1alpha1/application.rs").exists());
     assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
@@ -330,4 +320,41 @@ fn deleting_a_spoke_drops_it_and_the_hub_goes_last() {
     assert!(!dir.join("tests/conversion.rs").exists());
     assert!(!dir.join("config/webhook").exists());
     assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
+}
+
+#[test]
+fn the_readme_gains_and_loses_its_sections_unless_the_user_changed_it() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let plain = read(&dir, "README.md");
+    assert!(!plain.contains("## Admission webhooks") && !plain.contains("### With Helm"));
+
+    let out = succeed(&dir, &["edit", "--plugins", "helm"]);
+    assert!(out.contains("update README.md"), "{out}");
+    let readme = read(&dir, "README.md");
+    assert!(readme.contains("### With Helm"), "{readme}");
+    assert!(!readme.contains("## Admission webhooks"), "{readme}");
+
+    create_webhook(&dir, ARTICLE_WEBHOOKS);
+    let readme = read(&dir, "README.md");
+    assert!(
+        readme.contains("## Admission webhooks\n\n`minetto.dev/v1alpha1 Application`"),
+        "{readme}"
+    );
+    assert!(readme.contains("`make deploy` and `make helm-deploy` install them"));
+
+    delete_application(&dir);
+    let readme = read(&dir, "README.md");
+    assert!(!readme.contains("## Admission webhooks"), "{readme}");
+
+    // A README the user changed is kept, and the command says so instead of refusing.
+    let (_tmp2, mine) = project_dir();
+    article_project(&mine);
+    let edited = format!("{plain}\nMy notes.\n");
+    std::fs::write(mine.join("README.md"), &edited).unwrap();
+    let out = succeed(&mine, &["edit", "--plugins", "helm"]);
+    assert!(out.contains("keep README.md (changed by you"), "{out}");
+    let out = create_webhook(&mine, ARTICLE_WEBHOOKS);
+    assert!(out.contains("keep README.md (changed by you"), "{out}");
+    assert_eq!(read(&mine, "README.md"), edited);
 }

@@ -209,14 +209,7 @@ fn unknown_apis_are_refused_with_what_exists() {
             "help: it is batch.minetto.dev/v1 Widget (--group batch)",
         ),
         (
-            &[
-                "--group",
-                "apps",
-                "--version",
-                "v1alpha1",
-                "--kind",
-                "Application",
-            ],
+            &args("--group apps --version v1alpha1 --kind Application"),
             "error: kind Application is not in group \"apps\"",
             "help: it is minetto.dev/v1alpha1 Application (drop --group)",
         ),

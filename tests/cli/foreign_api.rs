@@ -25,15 +25,7 @@ fn a_controller_for_a_kubernetes_type_has_no_api_of_its_own() {
     let before = snapshot(&dir);
     let stdout = create_api(
         &dir,
-        &[
-            "--group",
-            "apps",
-            "--version",
-            "v1",
-            "--kind",
-            "Deployment",
-            "--resource=false",
-        ],
+        &args("--group apps --version v1 --kind Deployment --resource=false"),
     );
     assert!(
         stdout.contains("Controller for apps/v1 Deployment scaffolded"),
@@ -155,15 +147,7 @@ fn an_external_crd_that_does_not_match_the_flags_is_refused() {
         "help: add --resource=false",
     );
     refused(
-        &[
-            "--version",
-            "v1",
-            "--kind",
-            "Backup",
-            "--resource=false",
-            "--external-api-crd",
-            "missing.yaml",
-        ],
+        &args("--version v1 --kind Backup --resource=false --external-api-crd missing.yaml"),
         "reading --external-api-crd missing.yaml",
     );
 }

@@ -46,14 +46,7 @@ pub fn passes_its_own_checks_with(dir: &Path, test_args: &[&str]) {
     run(
         dir,
         "cargo",
-        &[
-            "clippy",
-            "--locked",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
+        &args("clippy --locked --all-targets -- -D warnings"),
     );
     run(dir, "make", &["manifests"]);
     let kustomization = read(dir, "config/crd/kustomization.yaml");
@@ -77,7 +70,7 @@ pub fn passes_its_own_checks_with(dir: &Path, test_args: &[&str]) {
 
 /// What a user applies is accepted by a real API server: the CRDs, the samples against them,
 /// and the whole deployment (server-side dry run) in its namespace.
-async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) {
+async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) -> ControlPlane {
     let assets = PathBuf::from(
         std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS names the control plane"),
     );
@@ -91,13 +84,9 @@ async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) {
         dir: dir.to_path_buf(),
     };
     kubectl.ok(&["apply", "--server-side", "-k", "config/crd"]);
-    kubectl.ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd",
-        "--all",
-        "--timeout=30s",
-    ]);
+    kubectl.ok(&args(
+        "wait --for=condition=Established crd --all --timeout=30s",
+    ));
     // A spoke's sample is converted to the stored version by the manager's conversion
     // webhook, which does not run here (tests/conversion.rs sends objects through it).
     let samples = read(dir, "config/samples/kustomization.yaml");
@@ -106,15 +95,9 @@ async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) {
             continue;
         }
         let path = format!("config/samples/{sample}");
-        kubectl.ok(&[
-            "apply",
-            "--server-side",
-            "--dry-run=server",
-            "-n",
-            "default",
-            "-f",
-            &path,
-        ]);
+        kubectl.ok(&args(&format!(
+            "apply --server-side --dry-run=server -n default -f {path}"
+        )));
     }
     kubectl.ok(&["create", "namespace", "k8s-operator-talk-system"]);
     run(
@@ -125,13 +108,50 @@ async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) {
             "IMG=registry.example/k8s-operator-talk:v0.1.0",
         ],
     );
-    kubectl.ok(&[
-        "apply",
-        "--server-side",
-        "--dry-run=server",
-        "-k",
-        "config/deploy",
-    ]);
+    kubectl.ok(&args(
+        "apply --server-side --dry-run=server -k config/deploy",
+    ));
+    cp
+}
+
+/// A webhook server that cannot start (here: its certificate files are missing) stops the
+/// manager with the cause, rather than leaving a healthy-looking Pod behind which every
+/// write of the kind is refused.
+fn a_failed_webhook_server_stops_the_manager(dir: &Path, cp: &ControlPlane) {
+    let manager = target_dir().join("debug/k8s-operator-talk");
+    let mut child = Command::new(manager)
+        .args(args(
+            "--metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:0",
+        ))
+        .args(["--webhook-port=0", "--webhook-cert-path"])
+        .arg(dir.join("no-such-dir"))
+        .env("KUBECONFIG", cp.kubeconfig())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the manager ran on without its webhook server");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let output = child.wait_with_output().unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!status.success(), "{log}");
+    assert!(
+        log.contains("serving the webhooks") && log.contains("no-such-dir"),
+        "{log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -142,7 +162,9 @@ async fn the_article_project_passes_its_own_checks() {
     // With the Application webhooks: their envtest suites run with the others.
     succeed(&dir, &[&["create", "webhook"], ARTICLE_WEBHOOKS].concat());
     passes_its_own_checks(&dir);
-    manifests_are_accepted(&dir, &[]).await;
+    crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir);
+    let cp = manifests_are_accepted(&dir, &[]).await;
+    a_failed_webhook_server_stops_the_manager(&dir, &cp);
     a_verb_missing_from_the_rules_fails_the_suites(&dir);
 }
 
@@ -197,24 +219,8 @@ async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
         &["--version", "v1", "--kind", "Widget"][..],
         &["--version", "v1", "--kind", "Gadget", "--namespaced=false"],
         &["--version", "v1", "--kind", "Gizmo", "--controller=false"],
-        &[
-            "--group",
-            "core",
-            "--version",
-            "v1",
-            "--kind",
-            "ConfigMap",
-            "--resource=false",
-        ],
-        &[
-            "--group",
-            "apps",
-            "--version",
-            "v1",
-            "--kind",
-            "Deployment",
-            "--resource=false",
-        ],
+        &args("--group core --version v1 --kind ConfigMap --resource=false"),
+        &args("--group apps --version v1 --kind Deployment --resource=false"),
         crate::foreign_api::BACKUP,
     ] {
         create_api(&dir, args);

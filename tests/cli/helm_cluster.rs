@@ -21,7 +21,7 @@ use crate::host::{checked, kubebuilder_assets, path_with};
 use crate::kubectl::Kubectl;
 use crate::support::*;
 
-const IMG: &str = "registry.example/k8s-operator-talk:v0.1.0";
+pub const IMG: &str = "registry.example/k8s-operator-talk:v0.1.0";
 
 /// Every document of a multi-document YAML stream, as JSON.
 pub fn documents(yaml: &str) -> Vec<Value> {
@@ -32,7 +32,7 @@ pub fn documents(yaml: &str) -> Vec<Value> {
 }
 
 /// `make target args` in the project, against the test cluster, with this helm.
-fn make(project: &Installed, helm: &Path, target: &str, args: &[&str]) -> String {
+pub fn make(project: &Installed, helm: &Path, target: &str, args: &[&str]) -> String {
     let helm_arg = format!("HELM={}", helm.display());
     checked(
         Command::new("make")
@@ -85,7 +85,7 @@ fn on_server(kubectl: &Kubectl, manifests: &str) -> BTreeMap<String, Value> {
 
 /// `make deploy`, its objects read back, then removed; `make helm-deploy`, its objects read
 /// back: the two sets must be equal. Returns the release's manifest.
-fn same_objects_as_make_deploy(project: &Installed, helm_bin: &Path) -> String {
+pub fn same_objects_as_make_deploy(project: &Installed, helm_bin: &Path) -> String {
     let kubectl = &project.kubectl;
     make(project, helm_bin, "deploy", &[&format!("IMG={IMG}")]);
     let kustomized = kubectl.ok(&["kustomize", "config/deploy"]);
@@ -117,7 +117,7 @@ fn same_objects_as_make_deploy(project: &Installed, helm_bin: &Path) -> String {
 }
 
 /// What the release holds now (`helm get manifest`).
-fn release_manifest(project: &Installed, helm_bin: &Path) -> String {
+pub fn release_manifest(project: &Installed, helm_bin: &Path) -> String {
     let kubeconfig = project.kubectl.kubeconfig.display().to_string();
     let args = [
         "get",
@@ -133,7 +133,7 @@ fn release_manifest(project: &Installed, helm_bin: &Path) -> String {
 
 /// `helm template` of the project's chart into `namespace`, applied with --dry-run=server;
 /// returns kubectl's stderr, where it prints the API server's warnings.
-fn dry_run(project: &Installed, helm_bin: &Path, namespace: &str, set: &[&str]) -> String {
+pub fn dry_run(project: &Installed, helm_bin: &Path, namespace: &str, set: &[&str]) -> String {
     let mut args = vec![
         "template",
         "k8s-operator-talk",
@@ -152,7 +152,7 @@ fn dry_run(project: &Installed, helm_bin: &Path, namespace: &str, set: &[&str]) 
 
 /// A namespace enforcing the restricted Pod Security profile, and warning about it (only
 /// warnings reach a Deployment's Pod template; enforcement applies to Pods).
-fn restricted_namespace(kubectl: &Kubectl, name: &str) {
+pub fn restricted_namespace(kubectl: &Kubectl, name: &str) {
     kubectl.ok(&["create", "namespace", name]);
     kubectl.ok(&[
         "label",
@@ -163,27 +163,37 @@ fn restricted_namespace(kubectl: &Kubectl, name: &str) {
     ]);
 }
 
-/// A project with the chart, built for the control plane of `kubeconfig`, `make manifests` run.
-fn chart_project(kubeconfig: &Path, init: &[&str]) -> Installed {
+/// A project with the chart, built for the control plane of `kubeconfig`, `make manifests` run;
+/// `more` runs further opsdk commands before the build.
+pub fn chart_project(kubeconfig: &Path, init: &[&str], more: &[&[&str]]) -> Installed {
     let (tmp, dir) = project_dir();
     init_with(&dir, &[&["--plugins", "helm"], init].concat());
     create_api(&dir, &["--version", "v1alpha1", "--kind", "Application"]);
+    for args in more {
+        succeed(&dir, args);
+    }
     let project = Installed::built(tmp, dir, kubeconfig);
     crate::generated::run(&project.dir, "make", &["manifests"]);
     project
 }
 
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the control plane, builds helm and the generated project; run by hack/test.sh"]
-async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
-    let bin = helm_bin();
+/// etcd, kube-apiserver and the kube-controller-manager's garbage and namespace collectors.
+pub async fn control_plane() -> envtest::ControlPlane {
     let mut cp = envtest::ControlPlane::start()
         .await
         .expect("starting etcd and kube-apiserver")
         .expect("KUBEBUILDER_ASSETS is set");
     cp.start_controller_manager(&["garbage-collector-controller", "namespace-controller"])
         .expect("starting kube-controller-manager");
-    let project = chart_project(cp.kubeconfig(), &[]);
+    cp
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the control plane, builds helm and the generated project; run by hack/test.sh"]
+async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
+    let bin = helm_bin();
+    let cp = control_plane().await;
+    let project = chart_project(cp.kubeconfig(), &[], &[]);
     let kubectl = &project.kubectl;
 
     // The restricted profile: no warning for the chart as it is; one when it is broken.
@@ -272,7 +282,7 @@ async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
     );
 
     // A namespace-scoped manager: a Role and RoleBinding in its namespace, WATCH_NAMESPACE.
-    let namespaced = chart_project(cp.kubeconfig(), &["--namespaced"]);
+    let namespaced = chart_project(cp.kubeconfig(), &["--namespaced"], &[]);
     let manifest = same_objects_as_make_deploy(&namespaced, &bin);
     assert!(manifest.contains("name: WATCH_NAMESPACE"), "{manifest}");
     assert!(

@@ -2,6 +2,7 @@
 
 mod article;
 mod bad_input;
+mod cert_manager;
 mod create_api;
 mod create_webhook;
 mod delete_api;
@@ -12,6 +13,7 @@ mod generated;
 mod golden;
 mod helm;
 mod helm_cluster;
+mod helm_webhooks;
 mod host;
 mod image;
 mod init;

@@ -190,16 +190,7 @@ fn cluster_scoped_kinds_and_namespaced_projects_are_refused() {
     // Without the kind, it is allowed.
     succeed(
         &dir,
-        &[
-            "delete",
-            "api",
-            "--group",
-            "crew",
-            "--version",
-            "v1",
-            "--kind",
-            "Admiral",
-        ],
+        &args("delete api --group crew --version v1 --kind Admiral"),
     );
     edit(&dir, &["--namespaced"]);
     assert_namespaced(&dir, true);

@@ -70,19 +70,25 @@ pub const ARTICLE_WEBHOOKS: &[&str] = &[
     "--programmatic-validation",
 ];
 
+/// `opsdk delete api` of the article's Application.
+pub fn delete_application(dir: &Path) -> String {
+    let args = [
+        "delete",
+        "api",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Application",
+    ];
+    succeed(dir, &args)
+}
+
 /// The article's project: `init` plus the Application API and controller.
 pub fn article_project(dir: &Path) {
     init(dir);
     create_api(
         dir,
-        &[
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Application",
-            "--resource",
-            "--controller",
-        ],
+        &args("--version v1alpha1 --kind Application --resource --controller"),
     );
 }
 
@@ -175,4 +181,9 @@ pub fn go_tool(versioned: &str, bin: &str, package: &str, dir: &Path) -> PathBuf
     std::fs::rename(partial.join(bin), &binary).unwrap();
     std::fs::remove_dir_all(&partial).unwrap();
     binary
+}
+
+/// Command-line arguments written as one line: `args("--version v1 --kind Widget")`.
+pub fn args(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }

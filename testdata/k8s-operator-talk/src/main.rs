@@ -159,12 +159,29 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     );
     let servers = tokio::spawn(async move { tokio::try_join!(metrics_server, health_server) });
     // Every replica serves the webhooks, leading or not.
-    let webhooks = tokio::spawn(webhook::serve::serve(
-        client.clone(),
-        webhook::hooks(),
-        webhook_options(&args),
-        shutdown_signal(),
-    ));
+    // A webhook server that fails (its port taken, its certificate files unreadable) stops
+    // the manager: with failurePolicy Fail, running on without it would leave the kind
+    // unwritable behind a Pod that looks healthy.
+    let (webhook_failed, failure) = tokio::sync::oneshot::channel::<String>();
+    // Resolves only on a failure: a server that stops cleanly (no webhooks, or shutdown)
+    // drops the sender, and a closed channel must not end the manager nor be polled again.
+    let mut webhooks_down = std::pin::pin!(async move {
+        match failure.await {
+            Ok(failed) => failed,
+            Err(_) => std::future::pending().await,
+        }
+    });
+    let webhooks = tokio::spawn({
+        let (client, options) = (client.clone(), webhook_options(&args));
+        async move {
+            let served =
+                webhook::serve::serve(client, webhook::hooks(), options, shutdown_signal()).await;
+            if let Err(err) = &served {
+                let _ = webhook_failed.send(format!("serving the webhooks: {err}"));
+            }
+            served
+        }
+    });
 
     let mut leadership = None;
     if args.leader_elect {
@@ -176,6 +193,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         tokio::select! {
             acquired = Leadership::acquire(client.clone(), &args.leader_election_namespace, leader::LEASE, identity, Timings::DEFAULT) => leadership = Some(acquired?),
             () = shutdown_signal() => return Ok(()),
+            failed = &mut webhooks_down => return Err(failed.into()),
         }
         info!("leading");
     }
@@ -209,6 +227,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         // As controller-runtime does: never reconcile without the Lease.
         lost = lost => return Err(lost.into()),
         Err(not_started) = started => return Err(not_started),
+        failed = &mut webhooks_down => return Err(failed.into()),
     }
     // Released now, a standby leads within its retry period (2 s) instead of waiting for the
     // Lease to expire (15 s).

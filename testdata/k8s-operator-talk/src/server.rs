@@ -12,12 +12,20 @@ use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use futures::FutureExt;
 use rustls::ServerConfig;
 use tokio::net::TcpListener;
 
 use crate::metrics::Metrics;
 use crate::metrics_auth::{self, Authorizer};
 use crate::tls::TlsListener;
+
+mod guard;
+pub use guard::Guarded;
+
+/// How long open connections may finish after shutdown starts: within the Pod's
+/// termination grace period (10 s), with the controllers' stop budget.
+const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Readiness: set once every watch has listed its objects, or, with leader election, while
 /// standing by for the Lease.
@@ -101,19 +109,34 @@ pub async fn serve(
         return Ok(());
     };
     let addr = listener.local_addr()?;
-    match tls {
-        Some(config) => {
-            tracing::info!(%addr, "serving HTTPS");
-            axum::serve(TlsListener::new(listener, config)?, router)
-                .with_graceful_shutdown(shutdown)
-                .await
+    let shutdown = shutdown.boxed().shared();
+    let served = async {
+        match tls {
+            Some(config) => {
+                tracing::info!(%addr, "serving HTTPS");
+                let listener = Guarded::new(TlsListener::new(listener, config)?);
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(shutdown.clone())
+                    .await
+            }
+            None => {
+                tracing::info!(%addr, "serving");
+                axum::serve(Guarded::new(listener), router)
+                    .with_graceful_shutdown(shutdown.clone())
+                    .await
+            }
         }
-        None => {
-            tracing::info!(%addr, "serving");
-            axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown)
-                .await
-        }
+    };
+    // Graceful shutdown waits for every open connection; a client slow to finish must not
+    // hold the manager past its grace period.
+    let drained = async {
+        shutdown.clone().await;
+        tokio::time::sleep(DRAIN_TIMEOUT).await;
+        tracing::warn!(%addr, "closing connections still open {DRAIN_TIMEOUT:?} after shutdown");
+    };
+    tokio::select! {
+        served = served => served,
+        () = drained => Ok(()),
     }
 }
 

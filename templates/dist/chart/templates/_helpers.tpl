@@ -36,6 +36,34 @@ Takes a dict with .suffix and .context (the root context).
 {{- end }}
 
 {{/*
+The name of an object the manager looks up by name (`configs::deployed` in src/webhook): the
+project's name (the chart's) and a suffix, as `make deploy` names it, whatever the release's
+name. The webhook Service and the two webhook configurations; the certificate Secret the
+manager makes is named so too. Takes a dict with .suffix and .context (the root context).
+*/}}
+{{- define "chart.managerObjectName" -}}
+{{- printf "%s-%s" .context.Chart.Name .suffix }}
+{{- end }}
+
+{{/*
+The objects of a file `make manifests` writes into files/webhook: a JSON list of its YAML
+documents, failing when there is none. Takes a dict with .path and .context (the root context).
+*/}}
+{{- define "chart.webhookFile" -}}
+{{- $objects := list }}
+{{- range $document := regexSplit "(?m)^---[ \t]*$" (.context.Files.Get .path) -1 }}
+{{- $object := $document | fromYaml }}
+{{- if $object.kind }}
+{{- $objects = append $objects $object }}
+{{- end }}
+{{- end }}
+{{- if not $objects }}
+{{- fail (printf "dist/chart/%s is missing or empty: run `make manifests`" .path) }}
+{{- end }}
+{{- toJson $objects }}
+{{- end }}
+
+{{/*
 Labels of every object.
 */}}
 {{- define "chart.labels" -}}
@@ -113,6 +141,8 @@ missing from an older values.yaml never breaks them.
   "metrics.secure" true
   "prometheus.enabled" false
   "networkPolicy.enabled" false
+  "webhook.enabled" true
+  "webhook.port" 9443
 }}
 {{- $settings := dict }}
 {{- range $path, $default := $defaults }}

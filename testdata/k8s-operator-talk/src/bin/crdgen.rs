@@ -3,9 +3,9 @@
 //! the manager's ClusterRole (a Role when namespace-scoped) from the controllers' `RBAC` rules
 //! there, given a third, a directory, the webhook configurations (`manifests.yaml`) and the
 //! role for the webhook certificates (`cert_role.yaml`) there, when the project has webhooks,
-//! and given a fourth, a Helm chart's directory, the same CRDs and role into its `files/crds`
-//! and `files/rbac/role.yaml`, which its templates read. With no argument it prints every CRD
-//! as YAML.
+//! and given a fourth, a Helm chart's directory, the same CRDs, role and webhook files into its
+//! `files/crds`, `files/rbac/role.yaml` and `files/webhook`, which its templates read. With no
+//! argument it prints every CRD as YAML.
 
 use std::path::{Path, PathBuf};
 
@@ -31,14 +31,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         write(&path, &role, rbac::ROLE_NAME)?;
     }
     let hooks = webhook::hooks();
-    if let Some(dir) = args.next().filter(|_| !hooks.is_empty()) {
-        std::fs::create_dir_all(&dir)?;
-        let manifests = dir.join("manifests.yaml");
-        std::fs::write(&manifests, configs::manifests_yaml(&hooks)?)?;
-        eprintln!("wrote {} ({} webhooks)", manifests.display(), hooks.len());
-        let roles = dir.join("cert_role.yaml");
-        std::fs::write(&roles, configs::roles_yaml()?)?;
-        eprintln!("wrote {}", roles.display());
+    let webhook_files = if hooks.is_empty() {
+        None
+    } else {
+        Some((configs::manifests_yaml(&hooks)?, configs::roles_yaml()?))
+    };
+    if let Some(dir) = args.next() {
+        write_webhook_files(&dir, webhook_files.as_ref(), hooks.len())?;
     }
     if let Some(chart) = args.next() {
         // The chart holds exactly the current CRDs: the copies of deleted kinds go.
@@ -54,8 +53,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         write_crds(&dir, &crds)?;
         std::fs::create_dir_all(chart.join("files/rbac"))?;
         write(&chart.join("files/rbac/role.yaml"), &role, rbac::ROLE_NAME)?;
+        // The chart's copies of the webhook files go with the last webhook.
+        let dir = chart.join("files/webhook");
+        if webhook_files.is_none() {
+            for file in ["manifests.yaml", "cert_role.yaml"] {
+                if dir.join(file).is_file() {
+                    std::fs::remove_file(dir.join(file))?;
+                }
+            }
+            let _ = std::fs::remove_dir(&dir);
+        }
+        write_webhook_files(&dir, webhook_files.as_ref(), hooks.len())?;
     }
     Ok(())
+}
+
+/// The webhook configurations (`manifests.yaml`) and the certificate roles (`cert_role.yaml`)
+/// in `dir`, when the project has webhooks (`files`).
+fn write_webhook_files(
+    dir: &Path,
+    files: Option<&(String, String)>,
+    hooks: usize,
+) -> std::io::Result<()> {
+    let Some((manifests, roles)) = files else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir)?;
+    write(
+        &dir.join("manifests.yaml"),
+        manifests,
+        &format!("{hooks} webhooks"),
+    )?;
+    write(
+        &dir.join("cert_role.yaml"),
+        roles,
+        "the webhook certificates' roles",
+    )
 }
 
 /// One `<group>_<plural>.yaml` file per CRD in `dir`.

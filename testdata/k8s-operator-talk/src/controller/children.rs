@@ -135,6 +135,13 @@ where
                         let uid = child.uid().unwrap_or_default();
                         applied.lock().expect("applied lock poisoned").remove(&uid);
                     }
+                    // A (re)list is complete: a child it did not bring back is gone (deleted
+                    // while the watch was down), not merely on its way. One created while
+                    // the list ran is then created again, and the API server's 409 on that
+                    // is handled.
+                    watcher::Event::InitDone => {
+                        created.lock().expect("created lock poisoned").clear();
+                    }
                     _ => {}
                 }
                 event

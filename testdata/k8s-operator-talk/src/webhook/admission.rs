@@ -110,6 +110,9 @@ where
         let Some(object) = &request.object else {
             return response;
         };
+        if being_deleted(object) {
+            return response;
+        }
         let mut defaulted = object.clone();
         default(&mut defaulted);
         let patched = match serde_json::to_value(&defaulted) {
@@ -135,6 +138,7 @@ where
     answer(body, |request: &AdmissionRequest<K>, _: &Value| {
         let verdict = match (&request.operation, &request.object, &request.old_object) {
             (Operation::Create, Some(new), _) => (validators.create)(new),
+            (Operation::Update, Some(new), _) if being_deleted(new) => Ok(()),
             (Operation::Update, Some(new), Some(old)) => (validators.update)(old, new),
             (Operation::Delete, _, Some(old)) => (validators.delete)(old),
             _ => Ok(()),
@@ -144,6 +148,13 @@ where
             Err(errors) => refuse::<K>(request, &errors),
         }
     })
+}
+
+/// An object with a deletionTimestamp is only waiting for its finalizers: the updates it
+/// still gets remove them, and refusing one (say, because a rule made later rejects its
+/// spec) would leave it terminating forever. It is neither defaulted nor validated.
+fn being_deleted<K: Resource>(object: &K) -> bool {
+    object.meta().deletion_timestamp.is_some()
 }
 
 /// A refusal as the API server reports an invalid object (HTTP 422, reason Invalid, a cause
@@ -196,7 +207,112 @@ where
             Ok(request) => respond(&request, &raw),
             Err(err) => AdmissionResponse::invalid(err),
         },
-        Err(err) => AdmissionResponse::invalid(format!("not an AdmissionReview: {err}")),
+        Err(err) => {
+            // The API server matches the answer to its request by uid: without it, it reports
+            // a uid mismatch instead of why (say, a stored object the kind's type no longer
+            // reads).
+            let mut refused =
+                AdmissionResponse::invalid(format!("not an AdmissionReview of this kind: {err}"));
+            refused.uid = serde_json::from_slice::<Value>(body)
+                .ok()
+                .and_then(|raw| raw["request"]["uid"].as_str().map(String::from))
+                .unwrap_or_default();
+            refused
+        }
     };
     serde_json::to_vec(&response.into_review()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use serde_json::json;
+
+    /// An AdmissionReview of `operation` on ConfigMap `new` (and `old`), as JSON.
+    fn review(operation: &str, new: Value, old: Value) -> Vec<u8> {
+        let request = json!({
+            "uid": "7c5e", "operation": operation, "name": "cm", "namespace": "default",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "userInfo": {}, "object": new, "oldObject": old,
+        });
+        serde_json::to_vec(&json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request,
+        }))
+        .unwrap()
+    }
+
+    fn config_map(deleting: bool) -> Value {
+        let mut cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cm", "namespace": "default", "finalizers": ["x"]}});
+        if deleting {
+            cm["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z".into();
+        }
+        cm
+    }
+
+    fn response(answer: &[u8]) -> Value {
+        serde_json::from_slice::<Value>(answer).unwrap()["response"].clone()
+    }
+
+    const REFUSE_ALL: Validators<ConfigMap> = Validators {
+        create: |_| Err(vec![FieldError::forbidden("data", "never")]),
+        update: |_, _| Err(vec![FieldError::forbidden("data", "never")]),
+        delete: |_| Err(vec![FieldError::forbidden("data", "never")]),
+    };
+
+    fn fill_in(cm: &mut ConfigMap) {
+        cm.data = Some([("filled".to_string(), "in".to_string())].into());
+    }
+
+    #[test]
+    fn an_object_being_deleted_is_neither_validated_nor_defaulted_on_update() {
+        let (live, deleting) = (config_map(false), config_map(true));
+        let refused = response(&validate(
+            &review("UPDATE", live.clone(), live.clone()),
+            &REFUSE_ALL,
+        ));
+        assert_eq!(
+            (
+                refused["allowed"].as_bool(),
+                refused["status"]["code"].as_u64()
+            ),
+            (Some(false), Some(422))
+        );
+        let finalizer_removed = response(&validate(
+            &review("UPDATE", deleting.clone(), live.clone()),
+            &REFUSE_ALL,
+        ));
+        assert_eq!(finalizer_removed["allowed"], true, "{finalizer_removed}");
+        assert!(
+            response(&mutate(&review("UPDATE", live.clone(), live), fill_in))
+                .get("patch")
+                .is_some()
+        );
+        let untouched = response(&mutate(
+            &review("UPDATE", deleting.clone(), deleting),
+            fill_in,
+        ));
+        assert!(untouched.get("patch").is_none(), "{untouched}");
+    }
+
+    #[test]
+    fn an_object_the_type_cannot_read_is_refused_with_the_requests_uid_and_why() {
+        let mut unreadable = config_map(false);
+        unreadable["data"] = json!(5);
+        let refused = response(&validate(
+            &review("CREATE", unreadable, Value::Null),
+            &REFUSE_ALL,
+        ));
+        assert_eq!(refused["uid"], "7c5e");
+        assert_eq!(refused["allowed"], false);
+        assert!(
+            refused["status"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("invalid type"),
+            "{refused}"
+        );
+    }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::DefaultBodyLimit;
 use axum::http::header;
 use axum::routing::post;
 use futures::FutureExt;
@@ -34,17 +35,24 @@ pub struct Options {
     pub cert_files: Option<CertFiles>,
 }
 
+/// The largest AdmissionReview read, as controller-runtime's: an UPDATE carries the object
+/// twice (old and new), and the API server stores objects of up to about 3 MB.
+pub const MAX_REQUEST_BYTES: usize = 7 * 1024 * 1024;
+
 /// Every webhook's route.
 pub fn router(hooks: &[Hook]) -> Router {
-    hooks.iter().fold(Router::new(), |router, hook| {
-        let handle = hook.handle;
-        router.route(
-            hook.path,
-            post(move |body: Bytes| async move {
-                ([(header::CONTENT_TYPE, "application/json")], handle(&body))
-            }),
-        )
-    })
+    hooks
+        .iter()
+        .fold(Router::new(), |router, hook| {
+            let handle = hook.handle;
+            router.route(
+                hook.path,
+                post(move |body: Bytes| async move {
+                    ([(header::CONTENT_TYPE, "application/json")], handle(&body))
+                }),
+            )
+        })
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
 }
 
 /// Serves `hooks` until `shutdown` completes; returns at once when there are none.
@@ -115,5 +123,44 @@ async fn keep(mut keeper: Keeper, cert: Arc<ServingCert>, mut served: String) {
                 tracing::warn!(%err, "checking the webhook certificates; serving the current one")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// The status code of a POST of `size` bytes to `/hook`, answered by `router`.
+    async fn post_status(size: usize) -> String {
+        let hook = Hook {
+            name: "hook.example.com",
+            path: "/hook",
+            mutating: false,
+            group: "example.com",
+            version: "v1",
+            plural: "widgets",
+            operations: &["CREATE"],
+            handle: |body| body.len().to_string().into_bytes(),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, router(&[hook])).await });
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST /hook HTTP/1.1\r\nhost: x\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        // The server may answer (413) before the body is all sent, and close.
+        let _ = stream.write_all(&vec![b'x'; size]).await;
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer).await;
+        answer.split(' ').nth(1).unwrap_or_default().to_string()
+    }
+
+    #[tokio::test]
+    async fn reviews_up_to_controller_runtimes_limit_are_read_and_larger_ones_refused() {
+        assert_eq!(post_status(3 * 1024 * 1024).await, "200");
+        assert_eq!(post_status(MAX_REQUEST_BYTES + 1).await, "413");
     }
 }

@@ -1,0 +1,113 @@
+//! config/default's cert-manager options, uncommented as a user would: the webhook
+//! certificate names the webhook Service, the manager mounts its Secret and serves it
+//! (`--webhook-cert-path`), and cert-manager's CA injector is pointed at both webhook
+//! configurations. Rendered with kustomize (kubectl's); the manager's side of it, serving a
+//! mounted certificate and reading it again when renewed, is a generated suite
+//! (tests/webhook_certs.rs).
+
+use std::path::{Path, PathBuf};
+
+use serde_yaml::Value;
+
+use crate::generated::run;
+
+/// Uncomments the YAML lines of config/default/kustomization.yaml (`#- ../certmanager`,
+/// `#  target:`, ...), leaving the prose comments (`# [WEBHOOK] With ...`) alone.
+fn uncomment_everything(text: &str) -> String {
+    let yaml = |rest: &str| {
+        let t = rest.trim_start();
+        t == "-"
+            || t.starts_with("- ")
+            || t.split_once(':').is_some_and(|(key, after)| {
+                !key.is_empty()
+                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+                    && (after.is_empty() || after.starts_with(' '))
+            })
+    };
+    text.lines()
+        .map(|line| match line.strip_prefix('#') {
+            Some(rest) if yaml(rest) => rest,
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn object<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    docs.iter()
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name} in the kustomize output"))
+}
+
+/// `dir` has the Application webhooks and has run `make manifests`.
+pub fn the_webhooks_can_use_cert_managers_certificate(dir: &Path) {
+    let path = dir.join("config/default/kustomization.yaml");
+    let original = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, uncomment_everything(&original)).unwrap();
+    let assets = PathBuf::from(std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS"));
+    let kubectl = assets.join("kubectl");
+    let rendered = run(
+        dir,
+        kubectl.to_str().unwrap(),
+        &["kustomize", "config/default"],
+    );
+    std::fs::write(&path, original).unwrap();
+    let docs: Vec<Value> = rendered
+        .split("\n---\n")
+        .map(|doc| serde_yaml::from_str(doc).unwrap())
+        .collect();
+
+    let prefix = "k8s-operator-talk-";
+    let namespace = "k8s-operator-talk-system";
+    let cert = object(&docs, "Certificate", &format!("{prefix}serving-cert"));
+    let service = format!("{prefix}webhook-service.{namespace}.svc");
+    assert_eq!(cert["spec"]["dnsNames"][0].as_str(), Some(service.as_str()));
+    let issuer = cert["spec"]["issuerRef"]["name"].as_str().unwrap();
+    object(&docs, "Issuer", issuer);
+    object(&docs, "Service", &format!("{prefix}webhook-service"));
+
+    let inject = format!("{namespace}/{prefix}serving-cert");
+    for (kind, name) in [
+        ("MutatingWebhookConfiguration", "mutating"),
+        ("ValidatingWebhookConfiguration", "validating"),
+    ] {
+        let config = object(
+            &docs,
+            kind,
+            &format!("{prefix}{name}-webhook-configuration"),
+        );
+        assert_eq!(
+            config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"].as_str(),
+            Some(inject.as_str()),
+            "{kind}"
+        );
+    }
+
+    // The manager serves the files of the Secret the Certificate fills.
+    let pod = &object(&docs, "Deployment", &format!("{prefix}controller-manager"))["spec"]["template"]
+        ["spec"];
+    let container = &pod["containers"][0];
+    let args: Vec<&str> = container["args"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let cert_dir = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--webhook-cert-path="))
+        .unwrap_or_else(|| panic!("no --webhook-cert-path in {args:?}"));
+    let mount = container["volumeMounts"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|m| m["mountPath"] == cert_dir)
+        .expect("a volume mounted at the certificate path");
+    let volume = pod["volumes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == mount["name"])
+        .expect("the mounted volume");
+    assert_eq!(volume["secret"]["secretName"], cert["spec"]["secretName"]);
+}

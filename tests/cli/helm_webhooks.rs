@@ -1,0 +1,133 @@
+//! The chart of a project with admission webhooks (the article's project and `create webhook
+//! --defaulting --programmatic-validation`) on a real control plane, with helm v3.22.0:
+//! rendered into a namespace enforcing the restricted Pod Security profile, accepted without a
+//! warning; `make helm-deploy` creates the very objects `make deploy` creates, the webhook
+//! Service, both configurations and the certificate roles included; `webhook.enabled=false`
+//! leaves them out; and installed as another release in another namespace, the manager, run
+//! as that release's ServiceAccount, finds its configurations by name and writes its CA bundle
+//! into them (no kubelet runs the manager's Pod: it runs here). Run by hack/test.sh.
+
+use crate::article::Manager;
+use crate::helm::{helm, helm_bin};
+use crate::helm_cluster::{
+    chart_project, control_plane, documents, dry_run, make, restricted_namespace,
+    same_objects_as_make_deploy,
+};
+use crate::host::free_port;
+use crate::support::ARTICLE_WEBHOOKS;
+
+/// The configurations' names: the manager's (`configs::deployed`), whatever the release.
+const CONFIGURATIONS: [(&str, &str); 2] = [
+    (
+        "mutatingwebhookconfiguration",
+        "k8s-operator-talk-mutating-webhook-configuration",
+    ),
+    (
+        "validatingwebhookconfiguration",
+        "k8s-operator-talk-validating-webhook-configuration",
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the control plane, builds helm and the generated project; run by hack/test.sh"]
+async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them() {
+    let bin = helm_bin();
+    let cp = control_plane().await;
+    let create_webhook = [&["create", "webhook"], ARTICLE_WEBHOOKS].concat();
+    let project = chart_project(cp.kubeconfig(), &[], &[&create_webhook]);
+    let kubectl = &project.kubectl;
+
+    restricted_namespace(kubectl, "restricted");
+    let warnings = dry_run(&project, &bin, "restricted", &[]);
+    assert!(
+        warnings.trim().is_empty(),
+        "the API server warned:\n{warnings}"
+    );
+
+    let manifest = same_objects_as_make_deploy(&project, &bin);
+    for piece in [
+        "kind: MutatingWebhookConfiguration\n",
+        "kind: ValidatingWebhookConfiguration\n",
+        "name: k8s-operator-talk-webhook-service\n",
+        "name: k8s-operator-talk-webhook-certs-role\n",
+        "name: k8s-operator-talk-webhook-certs-rolebinding\n",
+    ] {
+        assert!(manifest.contains(piece), "{piece} missing:\n{manifest}");
+    }
+
+    let off = helm(
+        &bin,
+        &project.dir,
+        &[
+            "template",
+            "k8s-operator-talk",
+            "dist/chart",
+            "--set",
+            "webhook.enabled=false",
+        ],
+    );
+    let webhook_objects: Vec<String> = documents(&off)
+        .iter()
+        .map(|o| format!("{} {}", o["kind"], o["metadata"]["name"]))
+        .filter(|o| o.contains("ebhook"))
+        .collect();
+    assert!(webhook_objects.is_empty(), "{webhook_objects:?}");
+
+    // Another release in another namespace: the manager still finds its configurations.
+    make(&project, &bin, "helm-uninstall", &[]);
+    let kubeconfig = kubectl.kubeconfig.display().to_string();
+    let install = [
+        "install",
+        "other",
+        "dist/chart",
+        "-n",
+        "elsewhere",
+        "--create-namespace",
+        // The CRDs stayed, kept by the first release.
+        "--set",
+        "crd.enabled=false",
+        "--kubeconfig",
+        &kubeconfig,
+    ];
+    helm(&bin, &project.dir, &install);
+    for (kind, name) in CONFIGURATIONS {
+        let service = kubectl.ok(&[
+            "get",
+            kind,
+            name,
+            "-o",
+            "jsonpath={.webhooks[*].clientConfig.service.namespace}/{.webhooks[*].clientConfig.service.name}",
+        ]);
+        assert_eq!(service, "elsewhere/k8s-operator-talk-webhook-service");
+    }
+    let account =
+        project.account_kubeconfig("elsewhere", "other-k8s-operator-talk-controller-manager");
+    let webhook_port = format!("--webhook-port={}", free_port());
+    let manager = Manager::start_with(
+        &project.dir,
+        &account,
+        "other-manager",
+        &[("POD_NAMESPACE", "elsewhere")],
+        &["--metrics-secure=false", &webhook_port],
+    );
+    for (kind, name) in CONFIGURATIONS {
+        let args = [
+            "get",
+            kind,
+            name,
+            "-o",
+            "jsonpath={.webhooks[*].clientConfig.caBundle}",
+        ];
+        kubectl.eventually(&format!("the CA bundle in {name}"), &args, |bundle| {
+            !bundle.trim().is_empty()
+        });
+    }
+    kubectl.ok(&[
+        "-n",
+        "elsewhere",
+        "get",
+        "secret",
+        "k8s-operator-talk-webhook-server-cert",
+    ]);
+    drop(manager);
+}
