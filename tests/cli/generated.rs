@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::envtest::ControlPlane;
-use crate::host::checked;
+use crate::host::{Background, checked};
 use crate::kubectl::Kubectl;
 use crate::many_kinds::{change_cruiser_schemas, many_kinds_project};
 use crate::support::*;
@@ -88,16 +88,28 @@ async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) -> ControlPl
         "wait --for=condition=Established crd --all --timeout=30s",
     ));
     // A spoke's sample is converted to the stored version by the manager's conversion
-    // webhook, which does not run here (tests/conversion.rs sends objects through it).
+    // webhook: those go once the manager serves it.
     let samples = read(dir, "config/samples/kustomization.yaml");
-    for sample in samples.lines().filter_map(|l| l.strip_prefix("- ")) {
-        if spoke_samples.contains(&sample) {
-            continue;
-        }
+    let (spokes, others): (Vec<&str>, Vec<&str>) = samples
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .partition(|sample| spoke_samples.contains(sample));
+    assert_eq!(spokes.len(), spoke_samples.len(), "{samples}");
+    let dry_run = |sample: &str| {
         let path = format!("config/samples/{sample}");
-        kubectl.ok(&args(&format!(
-            "apply --server-side --dry-run=server -n default -f {path}"
-        )));
+        kubectl.output(
+            &args(&format!(
+                "apply --server-side --dry-run=server -n default -f {path}"
+            )),
+            None,
+        )
+    };
+    for sample in others {
+        let out = dry_run(sample);
+        assert!(out.status.success(), "{sample}: {out:?}");
+    }
+    if !spokes.is_empty() {
+        spoke_samples_convert_through_the_manager(dir, &cp, &spokes, dry_run);
     }
     kubectl.ok(&["create", "namespace", "k8s-operator-talk-system"]);
     run(
@@ -112,6 +124,52 @@ async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) -> ControlPl
         "apply --server-side --dry-run=server -k config/deploy",
     ));
     cp
+}
+
+/// With the manager running as `--webhook-url` runs it (it writes its CA bundle and URL into
+/// the CRDs that convert), the API server accepts each of `spokes` (samples of versions that
+/// are not stored), which it refuses while the conversion webhook is missing.
+fn spoke_samples_convert_through_the_manager(
+    dir: &Path,
+    cp: &ControlPlane,
+    spokes: &[&str],
+    dry_run: impl Fn(&str) -> std::process::Output,
+) {
+    for sample in spokes {
+        let out = dry_run(sample);
+        assert!(
+            !out.status.success(),
+            "{sample} needs no conversion webhook?"
+        );
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = Command::new(target_dir().join("debug/k8s-operator-talk"));
+    cmd.args(args(
+        "--metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:0",
+    ))
+    .arg(format!("--webhook-port={port}"))
+    .arg(format!("--webhook-url=https://127.0.0.1:{port}"))
+    .env("KUBECONFIG", cp.kubeconfig());
+    let manager = Background::spawn(cmd, dir.join("manager.log"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for sample in spokes {
+        loop {
+            let out = dry_run(sample);
+            if out.status.success() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{sample} refused with the manager running: {out:?}\n{}",
+                manager.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    }
 }
 
 /// A webhook server that cannot start (here: its certificate files are missing) stops the
@@ -203,7 +261,11 @@ async fn a_project_with_many_kinds_passes_its_own_checks() {
     many_kinds_project(&dir);
     change_cruiser_schemas(&dir);
     passes_its_own_checks(&dir);
-    manifests_are_accepted(&dir, &["ship.minetto.dev_v2_cruiser.yaml"]).await;
+    let spokes = [
+        "minetto.dev_v1alpha1_widget.yaml",
+        "ship.minetto.dev_v2_cruiser.yaml",
+    ];
+    manifests_are_accepted(&dir, &spokes).await;
 }
 
 /// A project with no deploy-image kind at all: skeleton controllers, namespaced and
