@@ -13,19 +13,14 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::conversion;
 use super::delete_api::find;
+use super::{conversion, default_kustomization};
 use crate::cli::CreateWebhookArgs;
 use crate::context::{ProjectContext, ResourceContext};
-use crate::plan::{Plan, PlannedFile, Policy};
+use crate::plan::Plan;
 use crate::project_file::{Project, Webhooks};
 use crate::render::{Scope, render};
 use crate::writer::Force;
-
-/// The line of config/default/kustomization.yaml that installs config/webhook; `init` writes
-/// it commented out, as kubebuilder does.
-const KUSTOMIZE_FILE: &str = "config/default/kustomization.yaml";
-const KUSTOMIZE_LINE: &str = "- ../webhook";
 
 pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let admission = args.defaulting || args.programmatic_validation;
@@ -95,7 +90,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     }
     super::regenerate(&ctx, &project, &mut plan)?;
     super::refresh_readme(&old, &project, &mut plan)?;
-    let note = install_webhooks(root, &mut plan, true)?;
+    let note = default_kustomization::sync(root, &mut plan, true, &ctx.conversions)?;
     if let Some(note) = note {
         eprintln!("{note}");
     }
@@ -128,55 +123,4 @@ fn check_runtime(root: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Uncomments config/default's `#- ../webhook` (`install`), so that `make deploy` installs
-/// the webhook Service and configurations, or comments it out again (the last webhook gone);
-/// a note when the user's file has no such line.
-pub(super) fn install_webhooks(
-    root: &Path,
-    plan: &mut Plan,
-    install: bool,
-) -> Result<Option<String>> {
-    let path = root.join(KUSTOMIZE_FILE);
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(install.then(|| {
-            format!(
-                "note: no {KUSTOMIZE_FILE}: add config/webhook to the kustomization you deploy with"
-            )
-        }));
-    };
-    let commented = format!("#{KUSTOMIZE_LINE}");
-    let (from, to) = if install {
-        (commented.as_str(), KUSTOMIZE_LINE)
-    } else {
-        (KUSTOMIZE_LINE, commented.as_str())
-    };
-    if text.lines().any(|l| l.trim_end() == to) {
-        return Ok(None);
-    }
-    if !text.lines().any(|l| l.trim_end() == from) {
-        return Ok(Some(format!(
-            "note: {KUSTOMIZE_FILE} has no `{from}` line: make its resources {} config/webhook",
-            if install { "include" } else { "leave out" }
-        )));
-    }
-    let contents: String = text
-        .split_inclusive('\n')
-        .map(|line| {
-            if line.trim_end() == from {
-                line.replacen(from, to, 1)
-            } else {
-                line.to_string()
-            }
-        })
-        .collect();
-    plan.add(PlannedFile {
-        path: KUSTOMIZE_FILE.into(),
-        contents,
-        policy: Policy::Replace,
-        verbatim: true,
-        previous: Some(text),
-    });
-    Ok(None)
 }

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use super::create_api::group_or_domain;
+use super::default_kustomization;
 use crate::cli::{ApiArgs, DeleteApiArgs};
 use crate::context::{ProjectContext, ResourceContext};
 use crate::external_crd::ExternalCrd;
@@ -115,14 +116,20 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     }
     if old_ctx.serves_webhooks && !new_ctx.serves_webhooks {
         // The last webhook: the roles `make manifests` wrote for them (and their copy in the
-        // Helm chart) go, and so does config/webhook from the deployment.
+        // Helm chart) go.
         for output in [
             "config/webhook/cert_role.yaml",
             "dist/chart/files/webhook/cert_role.yaml",
         ] {
             plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
         }
-        if let Some(note) = super::create_webhook::install_webhooks(root, &mut plan, false)? {
+    }
+    if old_ctx.serves_webhooks {
+        // config/default leaves config/webhook out with the last webhook, and the
+        // cert-manager block of a CRD that no longer converts.
+        let install = new_ctx.serves_webhooks;
+        let conversions = &new_ctx.conversions;
+        if let Some(note) = default_kustomization::sync(root, &mut plan, install, conversions)? {
             eprintln!("{note}");
         }
     }

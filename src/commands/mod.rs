@@ -3,6 +3,7 @@
 mod conversion;
 pub mod create_api;
 pub mod create_webhook;
+mod default_kustomization;
 pub mod delete_api;
 pub mod edit;
 mod foreign_api;

@@ -10,7 +10,9 @@ fn create_webhook(dir: &std::path::Path, args: &[&str]) -> String {
 fn the_article_webhooks_are_recorded_routed_and_installed() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
-    assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(default.contains("\n#- ../webhook\n"), "{default}");
+    assert!(!default.contains("cruisers"), "{default}");
     let stdout = create_webhook(&dir, ARTICLE_WEBHOOKS);
     assert!(
         stdout.contains("create src/webhook/v1alpha1/application.rs"),
@@ -152,7 +154,9 @@ fn deleting_the_last_webhook_api_takes_its_webhooks_out_of_the_deployment() {
     delete_application(&dir);
     assert!(!dir.join("config/webhook").exists());
     assert!(!dir.join("src/webhook/v1alpha1/application.rs").exists());
-    assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(default.contains("\n#- ../webhook\n"), "{default}");
+    assert!(!default.contains("cruisers"), "{default}");
     assert!(!read(&dir, "src/webhook/mod.rs").contains("application"));
 }
 
@@ -230,7 +234,10 @@ fn a_conversion_webhook_is_recorded_stored_in_the_hub_and_routed() {
         !webhook.contains("- manifests.yaml"),
         "no admission webhooks:\n{webhook}"
     );
-    assert!(read(&dir, "config/default/kustomization.yaml").contains("\n- ../webhook\n"));
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(default.contains("\n- ../webhook\n"), "{default}");
+    let inject = "#      kind: CustomResourceDefinition\n#      name: cruisers.ship.minetto.dev\n";
+    assert_eq!(default.matches(inject).count(), 2, "{default}");
 
     // A spoke's conversion file is the user's; --force adds nothing it already has.
     let again = cruiser("v1", &["--conversion", "--spoke", "v2", "--force"]);
@@ -319,7 +326,9 @@ fn deleting_a_spoke_drops_it_and_the_hub_goes_last() {
     assert!(!read(&dir, "src/webhook/mod.rs").contains("Conversion {"));
     assert!(!dir.join("tests/conversion.rs").exists());
     assert!(!dir.join("config/webhook").exists());
-    assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(default.contains("\n#- ../webhook\n"), "{default}");
+    assert!(!default.contains("cruisers"), "{default}");
 }
 
 #[test]

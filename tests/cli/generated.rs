@@ -220,7 +220,7 @@ async fn the_article_project_passes_its_own_checks() {
     // With the Application webhooks: their envtest suites run with the others.
     succeed(&dir, &[&["create", "webhook"], ARTICLE_WEBHOOKS].concat());
     passes_its_own_checks(&dir);
-    crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir);
+    crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir, &[]);
     let cp = manifests_are_accepted(&dir, &[]).await;
     a_failed_webhook_server_stops_the_manager(&dir, &cp);
     a_verb_missing_from_the_rules_fails_the_suites(&dir);
@@ -261,6 +261,8 @@ async fn a_project_with_many_kinds_passes_its_own_checks() {
     many_kinds_project(&dir);
     change_cruiser_schemas(&dir);
     passes_its_own_checks(&dir);
+    let converting = ["widgets.minetto.dev", "cruisers.ship.minetto.dev"];
+    crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir, &converting);
     let spokes = [
         "minetto.dev_v1alpha1_widget.yaml",
         "ship.minetto.dev_v2_cruiser.yaml",
