@@ -186,6 +186,27 @@ fn webhooks_add_their_chart_pieces_and_the_last_delete_takes_them() {
     assert!(!read(&dir, manager).contains("--webhook-port"));
 }
 
+/// A project whose only webhook converts: the chart gets the Service and the certificate
+/// roles, no admission webhook configurations.
+#[test]
+fn a_conversion_webhook_alone_brings_the_service_and_roles() {
+    let (_tmp, dir) = project_dir();
+    init_with(&dir, &["--plugins", "helm"]);
+    for version in ["v1", "v2"] {
+        let api = format!("--group ship --version {version} --kind Cruiser --controller=false");
+        create_api(&dir, &args(&api));
+    }
+    let conversion =
+        "create webhook --group ship --version v1 --kind Cruiser --conversion --spoke v2";
+    succeed(&dir, &args(conversion));
+    for file in CHART_WEBHOOK_FILES {
+        let wanted = !file.ends_with("webhooks.yaml");
+        assert_eq!(dir.join(file).exists(), wanted, "{file}");
+    }
+    let manager = read(&dir, "dist/chart/templates/manager/manager.yaml");
+    assert!(manager.contains("- --webhook-port="), "{manager}");
+}
+
 #[test]
 fn a_chart_file_the_user_took_over_is_refused() {
     let (_tmp, dir) = project_dir();
