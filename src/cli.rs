@@ -41,7 +41,7 @@ pub enum Command {
 pub enum CreateCommand {
     /// Add an API (CRD types) and its controller to the project
     Api(CreateApiArgs),
-    /// Add admission webhooks (defaulting, validation) for an API of the project
+    /// Add webhooks (defaulting, validation, conversion) for an API of the project
     Webhook(CreateWebhookArgs),
 }
 
@@ -175,6 +175,14 @@ pub struct CreateWebhookArgs {
     /// Scaffold a validating webhook (create, update, delete)
     #[arg(long)]
     pub programmatic_validation: bool,
+    /// Scaffold a conversion webhook: this version becomes the hub, the version stored, and
+    /// every --spoke version converts through it
+    #[arg(long)]
+    pub conversion: bool,
+    /// With --conversion: the other versions of the kind, which convert to and from the hub
+    /// (repeat the flag or separate them with commas)
+    #[arg(long, value_delimiter = ',', value_name = "VERSION")]
+    pub spoke: Vec<String>,
     /// Overwrite this version's webhook files and add webhooks it already has again
     #[arg(long)]
     pub force: bool,

@@ -51,6 +51,10 @@ pub struct ProjectContext {
     pub webhook_groups: Vec<ApiGroup>,
     /// Whether some kind has several versions (the API registry then merges CRDs).
     pub merges_versions: bool,
+    /// The kinds with a conversion webhook (a subset of `crds`, by CRD name).
+    pub conversions: Vec<String>,
+    /// Whether the manager serves any webhook, admission or conversion (config/webhook).
+    pub serves_webhooks: bool,
     pub versions: Versions,
 }
 
@@ -101,6 +105,15 @@ pub struct ResourceContext {
     pub external_crd: String,
     /// The admission webhooks of this version (`opsdk create webhook`).
     pub webhook: WebhookContext,
+    /// The version the kind's conversion webhook converts through (`create webhook
+    /// --conversion`); empty when the kind has none.
+    pub hub: String,
+    /// The hub's type below `crate::api` (`v1::Widget`); empty without a hub.
+    pub hub_type_path: String,
+    /// File path below `src/api` of a spoke's conversion functions, without `.rs`
+    /// (`v2/widget_conversion`), and its module (`widget_conversion`).
+    pub conversion_file: String,
+    pub conversion_module: String,
 }
 
 /// A version's admission webhooks, named and routed as kubebuilder names and routes them.
@@ -174,9 +187,29 @@ pub struct CrdContext {
     pub file: String,
     /// `v1alpha1::Application` paths below `crate::api`, oldest version first.
     pub type_paths: Vec<String>,
-    /// The storage version: the first version created, so stored objects never change shape
-    /// behind the user's back.
+    /// The storage version: the hub of a conversion webhook, else the first version created,
+    /// so stored objects never change shape behind the user's back.
     pub storage_version: String,
+    /// Whether the kind is namespaced.
+    pub namespaced: bool,
+    /// The kind's conversion webhook, when it has one.
+    pub conversion: Option<CrdConversion>,
+}
+
+/// A kind whose versions convert through one of them, the hub (`create webhook --conversion`).
+#[derive(Debug, Serialize)]
+pub struct CrdConversion {
+    pub hub: String,
+    /// The hub's type below `crate::api` (`v1::Widget`).
+    pub hub_path: String,
+    pub spokes: Vec<SpokeContext>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SpokeContext {
+    pub version: String,
+    /// The spoke's type below `crate::api` (`v2::Widget`).
+    pub path: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -206,7 +239,32 @@ impl ResourceContext {
         let version_module = module_ident(&resource.version);
         let api_rust_path = format!("{}{version_module}", group_prefix("::"));
         let webhook = WebhookContext::new(resource, &api_group);
+        // Only the hub and its spokes convert (a version added later is none until named).
+        let hub = project
+            .hub_of(resource)
+            .filter(|h| {
+                h.version == resource.version
+                    || h.webhooks
+                        .iter()
+                        .any(|w| w.spoke.contains(&resource.version))
+            })
+            .map(|h| h.version.clone())
+            .unwrap_or_default();
+        let conversion_module = format!("{kind_snake}_conversion");
         ResourceContext {
+            hub_type_path: if hub.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "{}{}::{}",
+                    group_prefix("::"),
+                    module_ident(&hub),
+                    type_ident(&resource.kind)
+                )
+            },
+            hub,
+            conversion_file: format!("{}{version_module}/{conversion_module}", group_prefix("/")),
+            conversion_module,
             kind: resource.kind.clone(),
             // Kubernetes' own types are named as k8s-openapi names them.
             type_name: if builtin.is_some() || resource.external {
@@ -293,7 +351,14 @@ impl ProjectContext {
             .filter(|r| r.webhook.defaulting || r.webhook.validation)
             .cloned()
             .collect();
+        let conversions: Vec<String> = crds
+            .iter()
+            .filter(|c| c.conversion.is_some())
+            .map(|c| c.crd_name.clone())
+            .collect();
         ProjectContext {
+            serves_webhooks: !webhooks.is_empty() || !conversions.is_empty(),
+            conversions,
             webhook_groups: api_groups(&webhooks),
             webhooks,
             merges_versions: crds.iter().any(|c| c.type_paths.len() > 1),
@@ -373,9 +438,30 @@ fn crds(resources: &[ResourceContext]) -> Vec<CrdContext> {
     let mut out: Vec<CrdContext> = Vec::new();
     for r in resources {
         let path = format!("{}::{}", r.api_rust_path, r.type_name);
+        let conversion = (!r.hub.is_empty()).then(|| CrdConversion {
+            hub: r.hub.clone(),
+            hub_path: r.hub_type_path.clone(),
+            spokes: Vec::new(),
+        });
+        let spoke = (!r.hub.is_empty() && r.hub != r.version).then(|| SpokeContext {
+            version: r.version.clone(),
+            path: path.clone(),
+        });
         match out.iter_mut().find(|c| c.crd_name == r.crd_name) {
-            Some(crd) => crd.type_paths.push(path),
+            Some(crd) => {
+                crd.type_paths.push(path);
+                if let Some(hub) = conversion {
+                    crd.storage_version = hub.hub.clone();
+                    let conversion = crd.conversion.get_or_insert(hub);
+                    conversion.spokes.extend(spoke);
+                }
+            }
             None => out.push(CrdContext {
+                namespaced: r.namespaced,
+                conversion: conversion.map(|mut c| {
+                    c.spokes.extend(spoke);
+                    c
+                }),
                 kind: r.kind.clone(),
                 crd_name: r.crd_name.clone(),
                 file_stem: r.file_stem.clone(),
@@ -384,7 +470,11 @@ fn crds(resources: &[ResourceContext]) -> Vec<CrdContext> {
                 api_group: r.api_group.clone(),
                 file: format!("{}_{}.yaml", r.api_group, r.plural),
                 type_paths: vec![path],
-                storage_version: r.version.clone(),
+                storage_version: if r.hub.is_empty() {
+                    r.version.clone()
+                } else {
+                    r.hub.clone()
+                },
             }),
         }
     }

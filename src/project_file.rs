@@ -105,8 +105,13 @@ pub struct Webhooks {
     pub defaulting: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub validation: bool,
+    /// A conversion webhook with this version as the hub (kubebuilder's `--conversion`): the
+    /// version etcd stores, which every other version (`spoke`) converts through.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub conversion: bool,
+    /// The versions that convert through this one (`--spoke`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spoke: Vec<String>,
     /// The AdmissionReview version the webhooks speak: always v1.
     pub webhook_version: String,
 }
@@ -114,6 +119,13 @@ pub struct Webhooks {
 impl Resource {
     pub fn same_kind(&self, other: &Resource) -> bool {
         self.group == other.group && self.kind == other.kind
+    }
+
+    /// Whether this version has admission webhooks (defaulting or validating).
+    pub fn admission(&self) -> bool {
+        self.webhooks
+            .as_ref()
+            .is_some_and(|w| w.defaulting || w.validation)
     }
 
     /// The Kubernetes type this resource is, when the project does not define it
@@ -132,6 +144,21 @@ impl Project {
 }
 
 impl Project {
+    /// The version of `resource`'s kind that its conversion webhook converts through (the
+    /// hub), if the kind has one.
+    pub fn hub_of(&self, resource: &Resource) -> Option<&Resource> {
+        self.resources
+            .iter()
+            .find(|r| r.same_kind(resource) && r.webhooks.as_ref().is_some_and(|w| w.conversion))
+    }
+
+    /// The version etcd stores: the hub of a kind with a conversion webhook, else the first
+    /// version created.
+    pub fn storage_of(&self, resource: &Resource) -> Option<&Resource> {
+        self.hub_of(resource)
+            .or_else(|| self.resources.iter().find(|r| r.same_kind(resource)))
+    }
+
     pub fn to_yaml(&self) -> Result<String> {
         Ok(format!("{HEADER}{}", serde_yaml::to_string(self)?))
     }

@@ -5,6 +5,8 @@
 //! A template's scope follows from the template itself:
 //! - its path names `{{ webhook.` -> rendered once per resource with webhooks (`create
 //!   webhook`; `webhook` is the resource), the user's file;
+//! - its path names `{{ conversion.` -> rendered once per spoke of a conversion webhook
+//!   (`create webhook --conversion`; `conversion` is the spoke), the user's file;
 //! - its path names `resource.` -> rendered once per resource, the user's file;
 //! - its first line carries the generated marker -> opsdk's file, rendered from the whole PROJECT;
 //! - otherwise -> written once by `init`, the user's file.
@@ -36,6 +38,7 @@ pub enum Scope {
     Init,
     Resource,
     Webhook,
+    Conversion,
     Generated,
 }
 
@@ -72,6 +75,8 @@ fn catalog() -> &'static [Template] {
                     None
                 } else if name.contains("{{ webhook.") {
                     Some(Scope::Webhook)
+                } else if name.contains("{{ conversion.") {
+                    Some(Scope::Conversion)
                 } else if name.contains("resource.") {
                     Some(Scope::Resource)
                 } else if text
@@ -115,8 +120,8 @@ fn tera() -> &'static Tera {
     })
 }
 
-/// Renders every template of `scope`. For `Scope::Resource` and `Scope::Webhook`, `resource`
-/// is the one to render.
+/// Renders every template of `scope`. For `Scope::Resource`, `Scope::Webhook` and
+/// `Scope::Conversion` (a spoke), `resource` is the one to render.
 pub fn render(
     scope: Scope,
     project: &ProjectContext,
@@ -128,6 +133,7 @@ pub fn render(
     if let Some(resource) = resource {
         ctx.insert("resource", resource);
         ctx.insert("webhook", resource);
+        ctx.insert("conversion", resource);
     }
     let mut plan = Plan::default();
     let wanted =

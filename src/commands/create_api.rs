@@ -52,6 +52,24 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let ctx = ProjectContext::new(&project);
     let resource_ctx = ResourceContext::new(&project, &resource);
     check_rust_names(&ctx, &resource_ctx)?;
+    if let Some(hub) = project.hub_of(&resource)
+        && hub.version != resource.version
+        && !hub
+            .webhooks
+            .iter()
+            .any(|w| w.spoke.contains(&resource.version))
+    {
+        let group = match resource.group.as_str() {
+            "" => String::new(),
+            g => format!("--group {g} "),
+        };
+        eprintln!(
+            "note: kind {kind} converts through {hub}; make {v} a spoke too, or the API server cannot convert it: opsdk create webhook {group}--version {hub} --kind {kind} --conversion --spoke {v} --force",
+            kind = resource.kind,
+            hub = hub.version,
+            v = resource.version
+        );
+    }
 
     let mut plan = render(Scope::Resource, &ctx, Some(&resource_ctx))?;
     super::regenerate(&ctx, &project, &mut plan)?;

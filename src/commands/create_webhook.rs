@@ -1,27 +1,32 @@
-//! `opsdk create webhook`: admission webhooks (defaulting, validation) for an API of the
-//! project, served by the manager over HTTPS with certificates it makes itself.
+//! `opsdk create webhook`: admission webhooks (defaulting, validation) and conversion webhooks
+//! for an API of the project, served by the manager over HTTPS with certificates it makes
+//! itself.
 //!
 //! The kind's webhook file (`src/webhook/<version>/<kind>.rs`) is the user's, written once
 //! with both a defaulting and a validating function; PROJECT records which of them the API
 //! server calls, and opsdk's registry (`src/webhook/mod.rs`) and `make manifests`
-//! (config/webhook/manifests.yaml) follow it.
+//! (config/webhook/manifests.yaml) follow it. With `--conversion` the version becomes the hub
+//! of its kind: each `--spoke` gets a conversion file of the user's
+//! (`src/api/<spoke>/<kind>_conversion.rs`), and the registry routes `/convert` through them.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 
 use super::delete_api::find;
+use super::{conversion, default_kustomization};
 use crate::cli::CreateWebhookArgs;
 use crate::context::{ProjectContext, ResourceContext};
-use crate::plan::{Plan, PlannedFile, Policy};
+use crate::plan::Plan;
 use crate::project_file::{Project, Webhooks};
 use crate::render::{Scope, render};
 use crate::writer::Force;
 
 pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
-    if !args.defaulting && !args.programmatic_validation {
+    let admission = args.defaulting || args.programmatic_validation;
+    if !admission && !args.conversion && args.spoke.is_empty() {
         bail!(
-            "no webhook to scaffold\nhelp: pass --defaulting, --programmatic-validation, or both"
+            "no webhook to scaffold\nhelp: pass --defaulting, --programmatic-validation, --conversion --spoke <version>, or several"
         );
     }
     let mut project = Project::load(root)?;
@@ -53,6 +58,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
             repeated.join(" and ")
         );
     }
+    let spokes = conversion::spokes(&project, index, args)?;
     check_runtime(root)?;
 
     let fresh = !before.defaulting && !before.validation;
@@ -60,25 +66,51 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     project.resources[index].webhooks = Some(Webhooks {
         defaulting: before.defaulting || args.defaulting,
         validation: before.validation || args.programmatic_validation,
-        conversion: before.conversion,
+        conversion: !spokes.is_empty(),
+        spoke: spokes,
         webhook_version: "v1".into(),
     });
     let ctx = ProjectContext::new(&project);
     let resource_ctx = ResourceContext::new(&project, &project.resources[index]);
     // The kind's webhook file holds both functions: a second run only wires another one.
-    let mut plan = if fresh || args.force {
+    let mut plan = if admission && (fresh || args.force) {
         render(Scope::Webhook, &ctx, Some(&resource_ctx))?
     } else {
         Plan::default()
     };
+    // Each named spoke's conversion functions, next to its types.
+    for spoke in args.conversion.then_some(&args.spoke).into_iter().flatten() {
+        let spoke = project
+            .resources
+            .iter()
+            .find(|r| r.same_kind(&resource) && r.version == *spoke)
+            .expect("spokes are versions of the kind");
+        let spoke_ctx = ResourceContext::new(&project, spoke);
+        plan.extend(render(Scope::Conversion, &ctx, Some(&spoke_ctx))?);
+    }
     super::regenerate(&ctx, &project, &mut plan)?;
     super::refresh_readme(&old, &project, &mut plan)?;
-    for note in install_webhooks(root, &mut plan, true)? {
+    let notes = [
+        default_kustomization::sync(root, &mut plan, true, &ctx.conversions)?,
+        default_kustomization::sync_network_policy(root, &mut plan, true)?,
+    ];
+    for note in notes.into_iter().flatten() {
         eprintln!("{note}");
     }
+    let mut files: Vec<String> = Vec::new();
+    if admission {
+        files.push(format!("src/webhook/{}.rs", resource_ctx.api_file));
+    }
+    if args.conversion {
+        files.push(format!(
+            "src/api/<spoke>/{}.rs (when a spoke's schema differs from {})",
+            resource_ctx.conversion_module, resource.version
+        ));
+    }
     let next = format!(
-        "Webhooks for {api} {} scaffolded. Next: fill in src/webhook/{}.rs, then\n  make manifests && cargo build && cargo test",
-        resource.kind, resource_ctx.api_file
+        "Webhooks for {api} {} scaffolded. Next: fill in {}, then\n  make manifests && cargo build && cargo test",
+        resource.kind,
+        files.join(" and ")
     );
     let force = if args.force { Force::On } else { Force::Off };
     super::finish(root, plan, force, args.dry_run, &next)
@@ -94,82 +126,4 @@ fn check_runtime(root: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// A line of the user's kustomizations that installs a webhook piece: `init` writes it
-/// commented out, as kubebuilder does.
-struct Wiring {
-    file: &'static str,
-    line: &'static str,
-    /// What the line installs, for the note when the user's file has no such line.
-    piece: &'static str,
-}
-
-const WIRING: [Wiring; 2] = [
-    Wiring {
-        file: "config/default/kustomization.yaml",
-        line: "- ../webhook",
-        piece: "config/webhook",
-    },
-    // Once allow-metrics-traffic selects the manager's Pod, only this admits the API server.
-    Wiring {
-        file: "config/network-policy/kustomization.yaml",
-        line: "- allow-webhook-traffic.yaml",
-        piece: "config/network-policy/allow-webhook-traffic.yaml",
-    },
-];
-
-/// Uncomments the [`WIRING`] lines (`install`), so that `make deploy` installs the webhook
-/// Service, configurations and NetworkPolicy, or comments them out again (the last webhook
-/// gone); a note for each user's file that has no such line.
-pub(super) fn install_webhooks(root: &Path, plan: &mut Plan, install: bool) -> Result<Vec<String>> {
-    let mut notes = Vec::new();
-    for wiring in &WIRING {
-        notes.extend(wiring.switch(root, plan, install)?);
-    }
-    Ok(notes)
-}
-
-impl Wiring {
-    fn switch(&self, root: &Path, plan: &mut Plan, install: bool) -> Result<Option<String>> {
-        let Wiring { file, line, piece } = *self;
-        let Ok(text) = std::fs::read_to_string(root.join(file)) else {
-            return Ok(install.then(|| {
-                format!("note: no {file}: add {piece} to the kustomization you deploy with")
-            }));
-        };
-        let commented = format!("#{line}");
-        let (from, to) = if install {
-            (commented.as_str(), line)
-        } else {
-            (line, commented.as_str())
-        };
-        if text.lines().any(|l| l.trim_end() == to) {
-            return Ok(None);
-        }
-        if !text.lines().any(|l| l.trim_end() == from) {
-            return Ok(Some(format!(
-                "note: {file} has no `{from}` line: make its resources {} {piece}",
-                if install { "include" } else { "leave out" }
-            )));
-        }
-        let contents: String = text
-            .split_inclusive('\n')
-            .map(|l| {
-                if l.trim_end() == from {
-                    l.replacen(from, to, 1)
-                } else {
-                    l.to_string()
-                }
-            })
-            .collect();
-        plan.add(PlannedFile {
-            path: file.into(),
-            contents,
-            policy: Policy::Replace,
-            verbatim: true,
-            previous: Some(text),
-        });
-        Ok(None)
-    }
 }

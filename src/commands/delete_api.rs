@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use super::create_api::group_or_domain;
+use super::default_kustomization;
 use crate::cli::{ApiArgs, DeleteApiArgs};
 use crate::context::{ProjectContext, ResourceContext};
 use crate::external_crd::ExternalCrd;
@@ -32,6 +33,19 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     let resource = old.resources[index].clone();
     let mut project = old.clone();
     project.resources.remove(index);
+    // A spoke leaves its hub's list; the hub's conversion goes with its last spoke.
+    if let Some(hub) = project
+        .resources
+        .iter_mut()
+        .find(|r| r.same_kind(&resource) && r.webhooks.as_ref().is_some_and(|w| w.conversion))
+        && let Some(hooks) = hub.webhooks.as_mut()
+    {
+        hooks.spoke.retain(|v| *v != resource.version);
+        hooks.conversion = !hooks.spoke.is_empty();
+        if !hooks.conversion && !hooks.defaulting && !hooks.validation {
+            hub.webhooks = None;
+        }
+    }
     let remaining: Vec<&Resource> = project
         .resources
         .iter()
@@ -52,8 +66,12 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     let mut plan = Plan::default();
     // Its webhook files (`create webhook`) go with it; they are per version, never shared.
     let mut own = render(Scope::Resource, &old_ctx, Some(&resource_ctx))?.files;
-    if resource.webhooks.is_some() {
+    if resource.admission() {
         own.extend(render(Scope::Webhook, &old_ctx, Some(&resource_ctx))?.files);
+    }
+    // A spoke's conversion functions (`create webhook --conversion`) go with it.
+    if !resource_ctx.hub.is_empty() && resource_ctx.hub != resource.version {
+        own.extend(render(Scope::Conversion, &old_ctx, Some(&resource_ctx))?.files);
     }
     for file in own {
         if !shared.contains(&file.path) {
@@ -86,18 +104,36 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     }
 
     let new_ctx = ProjectContext::new(&project);
-    if resource.webhooks.is_some() && new_ctx.webhooks.is_empty() {
-        // The last webhook: what `make manifests` wrote for them (and its copies in the
-        // Helm chart) goes, and so does config/webhook from the deployment.
+    if !old_ctx.webhooks.is_empty() && new_ctx.webhooks.is_empty() {
+        // The last admission webhook: the configurations `make manifests` wrote (and their
+        // copy in the Helm chart) go.
         for output in [
             "config/webhook/manifests.yaml",
-            "config/webhook/cert_role.yaml",
             "dist/chart/files/webhook/manifests.yaml",
+        ] {
+            plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
+        }
+    }
+    if old_ctx.serves_webhooks && !new_ctx.serves_webhooks {
+        // The last webhook: the roles `make manifests` wrote for them (and their copy in the
+        // Helm chart) go.
+        for output in [
+            "config/webhook/cert_role.yaml",
             "dist/chart/files/webhook/cert_role.yaml",
         ] {
             plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
         }
-        for note in super::create_webhook::install_webhooks(root, &mut plan, false)? {
+    }
+    if old_ctx.serves_webhooks {
+        // config/default leaves config/webhook out with the last webhook, and the
+        // cert-manager block of a CRD that no longer converts.
+        let install = new_ctx.serves_webhooks;
+        let conversions = &new_ctx.conversions;
+        let notes = [
+            default_kustomization::sync(root, &mut plan, install, conversions)?,
+            default_kustomization::sync_network_policy(root, &mut plan, install)?,
+        ];
+        for note in notes.into_iter().flatten() {
             eprintln!("{note}");
         }
     }
@@ -209,13 +245,14 @@ pub(super) fn find(project: &Project, wanted: &ApiArgs) -> Result<usize> {
     )
 }
 
-/// The first version created is the one etcd stores; it goes last.
+/// The version etcd stores (the hub of a conversion webhook, else the first version created)
+/// goes last: the others convert through it.
 fn check_storage_version(
     old: &Project,
     resource: &Resource,
     remaining: &[&Resource],
 ) -> Result<()> {
-    let storage = old.resources.iter().find(|r| r.same_kind(resource));
+    let storage = old.storage_of(resource);
     if remaining.is_empty() || storage != Some(resource) {
         return Ok(());
     }

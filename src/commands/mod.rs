@@ -1,7 +1,9 @@
 //! One module per command; each validates, plans in memory, checks, then writes.
 
+mod conversion;
 pub mod create_api;
 pub mod create_webhook;
+mod default_kustomization;
 pub mod delete_api;
 pub mod edit;
 mod foreign_api;

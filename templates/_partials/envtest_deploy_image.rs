@@ -34,8 +34,11 @@ async fn start() -> Option<(ControlPlane, Client)> {
     // No Deployment controller runs here: do not hold status changes back for it for long.
     let settings = Settings { namespaces: Namespaces::new(watched), status_pace: std::time::Duration::from_secs(1), ..Settings::default() };
     let run = |client| controller::run(Arc::new(Context::with_settings(client, Arc::default(), settings)));
-    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), role.rules(), watched, run).await
+    let (mut cp, client) = ControlPlane::with_controller(api::crds().expect("merging CRD versions"), role.rules(), watched, run).await?;
+    cp.keep(serve_conversions(&cp).await);
+    Some((cp, client))
 }
+{% include "_partials/envtest_conversions.rs" %}
 
 /// Creates namespace `name`, unless the harness did (see `NAMESPACES`).
 async fn namespace(client: &Client, name: &str) {

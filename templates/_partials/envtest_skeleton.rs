@@ -26,8 +26,11 @@ async fn start() -> Option<(ControlPlane, Client)> {
     let watched = if {{ project.crate_name }}::controller::NAMESPACED { NAMESPACES } else { &[] };
     let settings = Settings { namespaces: Namespaces::new(watched), ..Settings::default() };
     let run = |client| controller::run(Arc::new(Context::with_settings(client, Arc::default(), settings)));
-    ControlPlane::with_controller(api::crds().expect("merging CRD versions"), role.rules(), watched, run).await
+    let (mut cp, client) = ControlPlane::with_controller(api::crds().expect("merging CRD versions"), role.rules(), watched, run).await?;
+    cp.keep(serve_conversions(&cp).await);
+    Some((cp, client))
 }
+{% include "_partials/envtest_conversions.rs" %}
 
 #[tokio::test]
 async fn {{ r.kind_snake }}_is_reconciled_and_finalized() {

@@ -6,6 +6,9 @@ pub mod {{ group.module }} {
 {%- for kind in version.kinds %}
         mod {{ kind.module }};
         pub use {{ kind.module }}::*;
+{%- if kind.hub and kind.hub != kind.version %}
+        mod {{ kind.conversion_module }};
+{%- endif %}
 {%- endfor %}
     }
 {%- endfor %}
@@ -16,6 +19,9 @@ pub mod {{ version.module }} {
 {%- for kind in version.kinds %}
     mod {{ kind.module }};
     pub use {{ kind.module }}::*;
+{%- if kind.hub and kind.hub != kind.version %}
+    mod {{ kind.conversion_module }};
+{%- endif %}
 {%- endfor %}
 }
 {%- endfor %}

@@ -1,7 +1,7 @@
 //! config/default's cert-manager options, uncommented as a user would: the webhook
 //! certificate names the webhook Service, the manager mounts its Secret and serves it
 //! (`--webhook-cert-path`), and cert-manager's CA injector is pointed at both webhook
-//! configurations. Rendered with kustomize (kubectl's); the manager's side of it, serving a
+//! configurations and at the CRDs converting through the manager. Rendered with kustomize (kubectl's); the manager's side of it, serving a
 //! mounted certificate and reading it again when renewed, is a generated suite
 //! (tests/webhook_certs.rs).
 
@@ -39,8 +39,9 @@ fn object<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {kind} {name} in the kustomize output"))
 }
 
-/// `dir` has the Application webhooks and has run `make manifests`.
-pub fn the_webhooks_can_use_cert_managers_certificate(dir: &Path) {
+/// `dir` has the Application webhooks and has run `make manifests`; `converting` are the CRDs
+/// converting through the manager.
+pub fn the_webhooks_can_use_cert_managers_certificate(dir: &Path, converting: &[&str]) {
     let path = dir.join("config/default/kustomization.yaml");
     let original = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, uncomment_everything(&original)).unwrap();
@@ -93,6 +94,21 @@ pub fn the_webhooks_can_use_cert_managers_certificate(dir: &Path) {
             Some(inject.as_str()),
             "{kind}"
         );
+    }
+
+    for crd in converting {
+        let crd = object(&docs, "CustomResourceDefinition", crd);
+        assert_eq!(
+            crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"].as_str(),
+            Some(inject.as_str()),
+            "{crd:?}"
+        );
+        let service = &crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"];
+        assert_eq!(
+            service["name"].as_str(),
+            Some("k8s-operator-talk-webhook-service")
+        );
+        assert_eq!(service["namespace"].as_str(), Some(namespace));
     }
 
     // The manager serves the files of the Secret the Certificate fills.

@@ -10,7 +10,9 @@ fn create_webhook(dir: &std::path::Path, args: &[&str]) -> String {
 fn the_article_webhooks_are_recorded_routed_and_installed() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
-    assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(default.contains("\n#- ../webhook\n"), "{default}");
+    assert!(!default.contains("cruisers"), "{default}");
     let stdout = create_webhook(&dir, ARTICLE_WEBHOOKS);
     assert!(
         stdout.contains("create src/webhook/v1alpha1/application.rs"),
@@ -158,7 +160,9 @@ fn deleting_the_last_webhook_api_takes_its_webhooks_out_of_the_deployment() {
     delete_application(&dir);
     assert!(!dir.join("config/webhook").exists());
     assert!(!dir.join("src/webhook/v1alpha1/application.rs").exists());
-    assert!(read(&dir, "config/default/kustomization.yaml").contains("\n#- ../webhook\n"));
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(default.contains("\n#- ../webhook\n"), "{default}");
+    assert!(!default.contains("cruisers"), "{default}");
     assert!(!read(&dir, "src/webhook/mod.rs").contains("application"));
     let policies = read(&dir, "config/network-policy/kustomization.yaml");
     assert!(
@@ -169,6 +173,177 @@ fn deleting_the_last_webhook_api_takes_its_webhooks_out_of_the_deployment() {
         !dir.join("config/network-policy/allow-webhook-traffic.yaml")
             .exists()
     );
+}
+
+/// Cruiser v1alpha1 (created first), v1 and v2, in group `ship`.
+fn cruiser_project(dir: &std::path::Path) {
+    init(dir);
+    for version in ["v1alpha1", "v1", "v2"] {
+        create_api(
+            dir,
+            &[
+                "--group",
+                "ship",
+                "--version",
+                version,
+                "--kind",
+                "Cruiser",
+                "--controller=false",
+            ],
+        );
+    }
+}
+
+fn cruiser(version: &str, extra: &[&str]) -> Vec<String> {
+    let api = ["--group", "ship", "--version", version, "--kind", "Cruiser"];
+    api.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn a_conversion_webhook_is_recorded_stored_in_the_hub_and_routed() {
+    let (_tmp, dir) = project_dir();
+    cruiser_project(&dir);
+    let args = cruiser("v1", &["--conversion", "--spoke", "v1alpha1,v2"]);
+    let stdout = create_webhook(&dir, &strs(&args));
+    for file in [
+        "create src/api/ship/v1alpha1/cruiser_conversion.rs",
+        "create src/api/ship/v2/cruiser_conversion.rs",
+        "create tests/conversion.rs",
+        "create config/crd/kustomizeconfig.yaml",
+        "create config/webhook/service.yaml",
+    ] {
+        assert!(stdout.contains(file), "{file}:\n{stdout}");
+    }
+    assert!(
+        !stdout.contains("src/webhook/ship"),
+        "no admission file:\n{stdout}"
+    );
+    let project = read(&dir, "PROJECT");
+    let record = "  webhooks:\n    conversion: true\n    spoke:\n    - v1alpha1\n    - v2\n    webhookVersion: v1\n";
+    assert!(project.contains(record), "{project}");
+    let api = read(&dir, "src/api/mod.rs");
+    assert!(api.contains("\"v1\""), "v1, the hub, is stored:\n{api}");
+    assert!(!api.contains("\"v1alpha1\""), "{api}");
+    assert!(api.contains("mod cruiser_conversion;"), "{api}");
+    let registry = read(&dir, "src/webhook/mod.rs");
+    for needle in [
+        "hub: \"v1\"",
+        "spokes: &[\"v1alpha1\", \"v2\"]",
+        "conversion::up::<crate::api::ship::v2::Cruiser, Hub>",
+        "fn every_spoke_round_trips_through_its_hub",
+    ] {
+        assert!(registry.contains(needle), "{needle}:\n{registry}");
+    }
+    let conversion = read(&dir, "src/api/ship/v2/cruiser_conversion.rs");
+    assert!(
+        conversion.contains("impl TryFrom<Hub> for Cruiser"),
+        "{conversion}"
+    );
+    assert!(read(&dir, "config/crd/kustomization.yaml").contains("- kustomizeconfig.yaml"));
+    let webhook = read(&dir, "config/webhook/kustomization.yaml");
+    assert!(
+        !webhook.contains("- manifests.yaml"),
+        "no admission webhooks:\n{webhook}"
+    );
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(default.contains("\n- ../webhook\n"), "{default}");
+    let inject = "#      kind: CustomResourceDefinition\n#      name: cruisers.ship.minetto.dev\n";
+    assert_eq!(default.matches(inject).count(), 2, "{default}");
+
+    // A spoke's conversion file is the user's; --force adds nothing it already has.
+    let again = cruiser("v1", &["--conversion", "--spoke", "v2", "--force"]);
+    create_webhook(&dir, &strs(&again));
+    assert!(read(&dir, "PROJECT").contains(record));
+}
+
+#[test]
+fn bad_conversion_requests_are_refused_and_change_nothing() {
+    let (_tmp, dir) = project_dir();
+    cruiser_project(&dir);
+    for (extra, needle) in [
+        (&["--spoke", "v2"][..], "--conversion is missing"),
+        (&["--conversion"], "--conversion needs the versions"),
+        (&["--conversion", "--spoke", "v3"], "no version \"v3\""),
+        (
+            &["--conversion", "--spoke", "v1", "--spoke", "v2"],
+            "cannot be both the hub and a spoke",
+        ),
+        (
+            &["--conversion", "--spoke", "v2"],
+            "version v1alpha1 would not convert",
+        ),
+    ] {
+        let args = cruiser("v1", extra);
+        assert_refused(&dir, &mut create_webhook_cmd(&dir, &strs(&args)), needle);
+    }
+    let args = cruiser(
+        "v1",
+        &["--conversion", "--spoke", "v1alpha1", "--spoke", "v2"],
+    );
+    create_webhook(&dir, &strs(&args));
+    assert_refused(
+        &dir,
+        &mut create_webhook_cmd(&dir, &strs(&args)),
+        "already has a conversion webhook",
+    );
+    let other = cruiser("v2", &["--conversion", "--spoke", "v1"]);
+    assert_refused(
+        &dir,
+        &mut create_webhook_cmd(&dir, &strs(&other)),
+        "already converts through v1",
+    );
+
+    let (_tmp2, single) = project_dir();
+    article_project(&single);
+    let one = [
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Application",
+        "--conversion",
+        "--spoke",
+        "v1",
+    ];
+    assert_refused(
+        &single,
+        &mut create_webhook_cmd(&single, &one),
+        "has one version",
+    );
+}
+
+#[test]
+fn deleting_a_spoke_drops_it_and_the_hub_goes_last() {
+    let (_tmp, dir) = project_dir();
+    cruiser_project(&dir);
+    let args = cruiser("v1", &["--conversion", "--spoke", "v1alpha1,v2"]);
+    create_webhook(&dir, &strs(&args));
+    let delete = |version: &str| {
+        let mut cmd = opsdk(&dir);
+        cmd.args(["delete", "api"]).args(cruiser(version, &[]));
+        cmd
+    };
+    assert_refused(&dir, &mut delete("v1"), "v1 is the storage version");
+
+    // v1alpha1, the first version created, is a spoke: it may go, and leaves the list.
+    delete("v1alpha1").assert().success();
+    assert!(!dir.join("src/api/ship/v1alpha1").exists());
+    let project = read(&dir, "PROJECT");
+    assert!(project.contains("    spoke:\n    - v2\n"), "{project}");
+
+    delete("v2").assert().success();
+    assert!(!dir.join("src/api/ship/v2/cruiser_conversion.rs").exists());
+    let project = read(&dir, "PROJECT");
+    assert!(!project.contains("conversion"), "{project}");
+    assert!(!read(&dir, "src/webhook/mod.rs").contains("Conversion {"));
+    assert!(!dir.join("tests/conversion.rs").exists());
+    assert!(!dir.join("config/webhook").exists());
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(default.contains("\n#- ../webhook\n"), "{default}");
+    assert!(!default.contains("cruisers"), "{default}");
 }
 
 #[test]

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::envtest::ControlPlane;
-use crate::host::checked;
+use crate::host::{Background, checked};
 use crate::kubectl::Kubectl;
-use crate::many_kinds::many_kinds_project;
+use crate::many_kinds::{change_cruiser_schemas, many_kinds_project};
 use crate::support::*;
 
 /// One cargo target directory outside the clone, shared by every generated project, so that
@@ -70,7 +70,7 @@ pub fn passes_its_own_checks_with(dir: &Path, test_args: &[&str]) {
 
 /// What a user applies is accepted by a real API server: the CRDs, the samples against them,
 /// and the whole deployment (server-side dry run) in its namespace.
-async fn manifests_are_accepted(dir: &Path) -> ControlPlane {
+async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) -> ControlPlane {
     let assets = PathBuf::from(
         std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS names the control plane"),
     );
@@ -87,9 +87,27 @@ async fn manifests_are_accepted(dir: &Path) -> ControlPlane {
     kubectl.ok(&args(
         "wait --for=condition=Established crd --all --timeout=30s",
     ));
-    kubectl.ok(&args(
-        "apply --server-side --dry-run=server -n default -k config/samples",
-    ));
+    // A spoke's sample is converted to the stored version by the manager's conversion
+    // webhook: those go once the manager serves it, at the end.
+    let samples = read(dir, "config/samples/kustomization.yaml");
+    let (spokes, others): (Vec<&str>, Vec<&str>) = samples
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .partition(|sample| spoke_samples.contains(sample));
+    assert_eq!(spokes.len(), spoke_samples.len(), "{samples}");
+    let dry_run = |sample: &str| {
+        let path = format!("config/samples/{sample}");
+        kubectl.output(
+            &args(&format!(
+                "apply --server-side --dry-run=server -n default -f {path}"
+            )),
+            None,
+        )
+    };
+    for sample in others {
+        let out = dry_run(sample);
+        assert!(out.status.success(), "{sample}: {out:?}");
+    }
     kubectl.ok(&["create", "namespace", "k8s-operator-talk-system"]);
     run(
         dir,
@@ -102,7 +120,57 @@ async fn manifests_are_accepted(dir: &Path) -> ControlPlane {
     kubectl.ok(&args(
         "apply --server-side --dry-run=server -k config/deploy",
     ));
+    // Last: the manager registers its webhooks by URL, which config/deploy's would conflict with.
+    if !spokes.is_empty() {
+        spoke_samples_convert_through_the_manager(dir, &cp, &spokes, dry_run);
+    }
     cp
+}
+
+/// With the manager running as `--webhook-url` runs it (it writes its CA bundle and URL into
+/// the CRDs that convert), the API server accepts each of `spokes` (samples of versions that
+/// are not stored), which it refuses while the conversion webhook is missing.
+fn spoke_samples_convert_through_the_manager(
+    dir: &Path,
+    cp: &ControlPlane,
+    spokes: &[&str],
+    dry_run: impl Fn(&str) -> std::process::Output,
+) {
+    for sample in spokes {
+        let out = dry_run(sample);
+        assert!(
+            !out.status.success(),
+            "{sample} needs no conversion webhook?"
+        );
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = Command::new(target_dir().join("debug/k8s-operator-talk"));
+    cmd.args(args(
+        "--metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:0",
+    ))
+    .arg(format!("--webhook-port={port}"))
+    .arg(format!("--webhook-url=https://127.0.0.1:{port}"))
+    .env("KUBECONFIG", cp.kubeconfig());
+    let manager = Background::spawn(cmd, dir.join("manager.log"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for sample in spokes {
+        loop {
+            let out = dry_run(sample);
+            if out.status.success() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{sample} refused with the manager running: {out:?}\n{}",
+                manager.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    }
 }
 
 /// A webhook server that cannot start (here: its certificate files are missing) stops the
@@ -153,8 +221,8 @@ async fn the_article_project_passes_its_own_checks() {
     // With the Application webhooks: their envtest suites run with the others.
     succeed(&dir, &[&["create", "webhook"], ARTICLE_WEBHOOKS].concat());
     passes_its_own_checks(&dir);
-    crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir);
-    let cp = manifests_are_accepted(&dir).await;
+    crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir, &[]);
+    let cp = manifests_are_accepted(&dir, &[]).await;
     a_failed_webhook_server_stops_the_manager(&dir, &cp);
     without_webhooks_the_controllers_run_alone(&dir, &cp);
     webhooks_are_served_a_moment_after_sigterm(&dir, &cp);
@@ -238,8 +306,15 @@ fn a_verb_missing_from_the_rules_fails_the_suites(dir: &Path) {
 async fn a_project_with_many_kinds_passes_its_own_checks() {
     let (_tmp, dir) = project_dir();
     many_kinds_project(&dir);
+    change_cruiser_schemas(&dir);
     passes_its_own_checks(&dir);
-    manifests_are_accepted(&dir).await;
+    let converting = ["widgets.minetto.dev", "cruisers.ship.minetto.dev"];
+    crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir, &converting);
+    let spokes = [
+        "minetto.dev_v1alpha1_widget.yaml",
+        "ship.minetto.dev_v2_cruiser.yaml",
+    ];
+    manifests_are_accepted(&dir, &spokes).await;
 }
 
 /// A project with no deploy-image kind at all: skeleton controllers, namespaced and

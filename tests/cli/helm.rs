@@ -186,6 +186,27 @@ fn webhooks_add_their_chart_pieces_and_the_last_delete_takes_them() {
     assert!(!read(&dir, manager).contains("--webhook-port"));
 }
 
+/// A project whose only webhook converts: the chart gets the Service and the certificate
+/// roles, no admission webhook configurations.
+#[test]
+fn a_conversion_webhook_alone_brings_the_service_and_roles() {
+    let (_tmp, dir) = project_dir();
+    init_with(&dir, &["--plugins", "helm"]);
+    for version in ["v1", "v2"] {
+        let api = format!("--group ship --version {version} --kind Cruiser --controller=false");
+        create_api(&dir, &args(&api));
+    }
+    let conversion =
+        "create webhook --group ship --version v1 --kind Cruiser --conversion --spoke v2";
+    succeed(&dir, &args(conversion));
+    for file in CHART_WEBHOOK_FILES {
+        let wanted = !file.ends_with("webhooks.yaml");
+        assert_eq!(dir.join(file).exists(), wanted, "{file}");
+    }
+    let manager = read(&dir, "dist/chart/templates/manager/manager.yaml");
+    assert!(manager.contains("- --webhook-port="), "{manager}");
+}
+
 #[test]
 fn a_chart_file_the_user_took_over_is_refused() {
     let (_tmp, dir) = project_dir();
@@ -232,10 +253,16 @@ fn lints_renders_and_matches_config(helm_bin: &Path, dir: &Path) -> String {
     let bases = std::fs::read_dir(dir.join("config/crd/bases")).unwrap();
     let mut expected = 0;
     for entry in bases {
-        let base = serde_yaml::from_str::<serde_json::Value>(
+        let mut base = serde_yaml::from_str::<serde_json::Value>(
             &std::fs::read_to_string(entry.unwrap().path()).unwrap(),
         )
         .unwrap();
+        // A conversion webhook calls the release's Service (here in namespace default), as
+        // kustomize makes it call `make deploy`'s.
+        if let Some(service) = base.pointer_mut("/spec/conversion/webhook/clientConfig/service") {
+            service["name"] = "k8s-operator-talk-webhook-service".into();
+            service["namespace"] = "default".into();
+        }
         let name = &base["metadata"]["name"];
         let chart = crds
             .iter()

@@ -5,7 +5,10 @@
 //! Service, both configurations and the certificate roles included; `webhook.enabled=false`
 //! leaves them out; and installed as another release in another namespace, the manager, run
 //! as that release's ServiceAccount, finds its configurations by name and writes its CA bundle
-//! into them (no kubelet runs the manager's Pod: it runs here). Run by hack/test.sh.
+//! into them (no kubelet runs the manager's Pod: it runs here). A kind converting through the
+//! manager (Cruiser, v2 a spoke of v1) gets the same: its CRD calls the release's Service,
+//! and the manager, allowed by the chart's roles, writes its address and CA bundle there.
+//! Run by hack/test.sh.
 
 use crate::article::Manager;
 use crate::helm::{helm, helm_bin};
@@ -14,7 +17,7 @@ use crate::helm_cluster::{
     same_objects_as_make_deploy,
 };
 use crate::host::free_port;
-use crate::support::ARTICLE_WEBHOOKS;
+use crate::support::{ARTICLE_WEBHOOKS, args};
 
 /// The configurations' names: the manager's (`configs::deployed`), whatever the release.
 const CONFIGURATIONS: [(&str, &str); 2] = [
@@ -28,13 +31,24 @@ const CONFIGURATIONS: [(&str, &str); 2] = [
     ),
 ];
 
+/// The CRD of the kind converting through the manager.
+const CRUISERS: &str = "cruisers.ship.minetto.dev";
+
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs the control plane, builds helm and the generated project; run by hack/test.sh"]
 async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them() {
     let bin = helm_bin();
     let cp = control_plane().await;
     let create_webhook = [&["create", "webhook"], ARTICLE_WEBHOOKS].concat();
-    let project = chart_project(cp.kubeconfig(), &[], &[&create_webhook]);
+    let cruiser = |version: &str| {
+        format!("create api --group ship --version {version} --kind Cruiser --controller=false")
+    };
+    let (v1, v2) = (cruiser("v1"), cruiser("v2"));
+    let conversion =
+        "create webhook --group ship --version v1 --kind Cruiser --conversion --spoke v2";
+    let more = [create_webhook, args(&v1), args(&v2), args(conversion)];
+    let more: Vec<&[&str]> = more.iter().map(Vec::as_slice).collect();
+    let project = chart_project(cp.kubeconfig(), &[], &more);
     let kubectl = &project.kubectl;
 
     restricted_namespace(kubectl, "restricted");
@@ -51,6 +65,7 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
         "name: k8s-operator-talk-webhook-service\n",
         "name: k8s-operator-talk-webhook-certs-role\n",
         "name: k8s-operator-talk-webhook-certs-rolebinding\n",
+        "- cruisers.ship.minetto.dev\n",
     ] {
         assert!(manifest.contains(piece), "{piece} missing:\n{manifest}");
     }
@@ -101,6 +116,19 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
         ]);
         assert_eq!(service, "elsewhere/k8s-operator-talk-webhook-service");
     }
+    // The CRD stayed from the first release: it calls that release's Service until the
+    // manager of this one writes its own.
+    let conversion = [
+        "get",
+        "crd",
+        CRUISERS,
+        "-o",
+        "jsonpath={.spec.conversion.webhook.clientConfig.service.namespace}/{.spec.conversion.webhook.clientConfig.service.name} {.spec.conversion.webhook.clientConfig.caBundle}",
+    ];
+    assert_eq!(
+        kubectl.ok(&conversion).trim(),
+        "k8s-operator-talk-system/k8s-operator-talk-webhook-service"
+    );
     let account =
         project.account_kubeconfig("elsewhere", "other-k8s-operator-talk-controller-manager");
     let webhook_port = format!("--webhook-port={}", free_port());
@@ -123,6 +151,11 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
             !bundle.trim().is_empty()
         });
     }
+    let written = "the manager's Service and CA bundle in the CRD";
+    kubectl.eventually(written, &conversion, |settings| {
+        settings.starts_with("elsewhere/k8s-operator-talk-webhook-service ")
+            && settings.trim().len() > "elsewhere/k8s-operator-talk-webhook-service".len()
+    });
     kubectl.ok(&[
         "-n",
         "elsewhere",

@@ -5,7 +5,8 @@ use crate::support::*;
 /// Kinds chosen to trip every naming hazard: a Rust keyword (`Type`), prelude types
 /// (`String`, `Self`), Kubernetes types the generated code uses (`Deployment`, `Service`,
 /// `Event`), irregular plurals (`Person` -> `people`, `Self` -> `selves`, as kubebuilder has
-/// them), a second version of a kind, and two groups.
+/// them), a second version of a kind, two groups, and a kind whose two versions convert
+/// through a conversion webhook.
 pub const KINDS: &[&[&str]] = &[
     &["--version", "v1alpha1", "--kind", "Application"],
     &["--version", "v1alpha1", "--kind", "Widget"],
@@ -41,10 +42,30 @@ pub const KINDS: &[&[&str]] = &[
         "--deploy-image",
     ],
     &["--group", "apps", "--version", "v1", "--kind", "Event"],
+    &[
+        "--group",
+        "ship",
+        "--version",
+        "v1",
+        "--kind",
+        "Cruiser",
+        "--controller=false",
+    ],
+    &[
+        "--group",
+        "ship",
+        "--version",
+        "v2",
+        "--kind",
+        "Cruiser",
+        "--controller=false",
+    ],
 ];
 
 /// Webhooks on kinds of every shape: a skeleton with both, one in a group with defaulting
-/// only, a cluster-scoped one with validation only, and a deploy-image kind.
+/// only, a cluster-scoped one with validation only, a deploy-image kind, and two conversion
+/// webhooks: Widget's v1 the hub of v1alpha1 (the version with a controller and admission
+/// webhooks), and Cruiser's v1 the hub of v2, whose schema the generated test changes.
 pub const WEBHOOKS: &[&[&str]] = &[
     &[
         "--version",
@@ -82,7 +103,54 @@ pub const WEBHOOKS: &[&[&str]] = &[
         "--defaulting",
         "--programmatic-validation",
     ],
+    &[
+        "--version",
+        "v1",
+        "--kind",
+        "Widget",
+        "--conversion",
+        "--spoke",
+        "v1alpha1",
+    ],
+    &[
+        "--group",
+        "ship",
+        "--version",
+        "v1",
+        "--kind",
+        "Cruiser",
+        "--conversion",
+        "--spoke",
+        "v2",
+    ],
 ];
+
+/// What a user does once Cruiser's versions differ: v1 holds one `port`, v2 a list of
+/// `ports`, and v2's conversion functions keep in an annotation what v1 cannot hold.
+pub fn change_cruiser_schemas(dir: &std::path::Path) {
+    let example = "    pub foo: String,\n";
+    for (version, field) in [
+        ("v1", "    #[serde(default)]\n    pub port: i32,\n"),
+        (
+            "v2",
+            "    #[serde(default, skip_serializing_if = \"Vec::is_empty\")]\n    pub ports: Vec<i32>,\n",
+        ),
+    ] {
+        let file = format!("src/api/ship/{version}/cruiser.rs");
+        let types = read(dir, &file);
+        assert!(types.contains(example), "{file} has no foo field:\n{types}");
+        std::fs::write(
+            dir.join(&file),
+            types.replace(example, &format!("{example}{field}")),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.join("src/api/ship/v2/cruiser_conversion.rs"),
+        include_str!("fixtures/cruiser_conversion.rs"),
+    )
+    .unwrap();
+}
 
 pub fn many_kinds_project(dir: &std::path::Path) {
     init(dir);
@@ -115,12 +183,17 @@ fn every_kind_is_registered_everywhere() {
     }
     let api = read(&dir, "src/api/mod.rs");
     assert!(
+        api.contains("conversion::with_webhook(merge_crds("),
+        "Cruiser converts through its hub:\n{api}"
+    );
+    assert!(api.contains("mod cruiser_conversion;"), "{api}");
+    assert!(
         api.contains("merge_crds("),
         "two versions of Widget become one CRD:\n{api}"
     );
     assert!(
-        api.contains("\"v1alpha1\""),
-        "the first version stays the storage version:\n{api}"
+        api.contains("\"v1\""),
+        "v1, Widget's hub, is its storage version:\n{api}"
     );
     assert!(
         api.contains("mod type_;"),

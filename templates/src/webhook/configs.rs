@@ -199,7 +199,8 @@ fn with_kind<K: kube::Resource<DynamicType = ()> + serde::Serialize>(
 
 /// Makes the deployed configurations carry `bundle`. With a URL target the manager applies
 /// them whole; with the Service it only fills in the CA bundle of its own webhooks in the
-/// configurations config/webhook installed. Returns whether both hold the bundle now.
+/// configurations config/webhook installed. The CRDs of the kinds that convert through the
+/// manager get the bundle and the target too. Returns whether all of them hold it now.
 pub async fn write_bundle(
     client: &Client,
     hooks: &[Hook],
@@ -211,7 +212,9 @@ pub async fn write_bundle(
     let ca = ByteString(bundle.as_bytes().to_vec());
     let mutating = sync(client, &names.0, mutating, target, &ca, hooks).await?;
     let validating = sync(client, &names.1, validating, target, &ca, hooks).await?;
-    Ok(mutating && validating)
+    let crds =
+        super::conversion::write_bundle(client, &super::conversions(), target, bundle).await?;
+    Ok(mutating && validating && crds)
 }
 
 /// A webhook configuration, mutating or validating.
@@ -313,8 +316,8 @@ async fn sync<K: Configuration>(
 }
 
 /// What the manager needs to keep its certificates: its Secret (in `namespace`: created when
-/// missing, read and updated by name) and its two webhook configurations (read and updated by
-/// name). With `--webhook-url` it also applies the configurations, which needs `create` and
+/// missing, read and updated by name), its two webhook configurations and the CRDs that
+/// convert through it (read and updated by name). With `--webhook-url` it also applies the configurations, which needs `create` and
 /// `patch` on every configuration (`local = true`): for local and test control planes only.
 pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
     let name = "webhook-certs-role";
@@ -336,6 +339,18 @@ pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
         &["get", "update"],
         configs,
     )];
+    let crds: Vec<String> = super::conversions()
+        .iter()
+        .map(|c| c.crd.to_string())
+        .collect();
+    if !crds.is_empty() {
+        cluster_rules.push(rule(
+            "apiextensions.k8s.io",
+            &["customresourcedefinitions"],
+            &["get", "update"],
+            crds,
+        ));
+    }
     if local {
         cluster_rules.push(rule(
             "admissionregistration.k8s.io",

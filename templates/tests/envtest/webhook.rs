@@ -3,12 +3,13 @@
 //! roles of `webhook::configs::roles` (here in namespace `default`), never as an administrator.
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
-use super::{ControlPlane, Error, free_ports, rbac};
+use super::{ControlPlane, Error, eventually, free_ports, rbac};
 
 /// The namespace of the manager's certificate Secret in the suites.
 pub const NAMESPACE: &str = rbac::NAMESPACE;
@@ -152,4 +153,61 @@ pub async fn registered(client: &Client, names: (&str, &str), hooks: usize) -> O
     }
     let first = bundles.first()?.clone()?;
     (bundles.len() == hooks && bundles.iter().all(|b| b.as_ref() == Some(&first))).then_some(first)
+}
+
+/// The CRDs installed in `cp` whose versions convert through a webhook.
+async fn converting_crds(cp: &ControlPlane) -> Vec<String> {
+    let crds = Api::<CustomResourceDefinition>::all(cp.client())
+        .list(&Default::default())
+        .await
+        .expect("listing the CRDs");
+    crds.into_iter()
+        .filter(|c| {
+            c.spec
+                .conversion
+                .as_ref()
+                .is_some_and(|v| v.strategy == "Webhook")
+        })
+        .map(|c| c.name_any())
+        .collect()
+}
+
+/// When a CRD installed in `cp` converts its versions through the manager (`opsdk create
+/// webhook --conversion`), runs the manager's webhook server (`serve`, given its client,
+/// a free port and its shutdown) as `--webhook-url` runs it, granted `roles`, and waits until
+/// those CRDs call it with its CA bundle and it listens: the versions other than the stored
+/// one reach etcd only through it. Keep it with `ControlPlane::keep`.
+pub async fn serve_conversions<F, Fut>(
+    cp: &ControlPlane,
+    roles: (ClusterRole, Role),
+    serve: F,
+) -> Option<Served>
+where
+    F: FnOnce(Client, u16, std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let crds = converting_crds(cp).await;
+    if crds.is_empty() {
+        return None;
+    }
+    let (port, url) = webhook_url();
+    let served = serve_webhooks(cp, roles, |client, stop| serve(client, port, stop)).await;
+    let api = Api::<CustomResourceDefinition>::all(cp.client());
+    let wanted = format!("{url}/convert");
+    for name in &crds {
+        eventually("the CRD to call the conversion webhook", || async {
+            let crd = api.get(name).await.ok()?;
+            let config = crd.spec.conversion?.webhook?.client_config?;
+            (config.url.as_deref() == Some(&wanted) && config.ca_bundle.is_some()).then_some(())
+        })
+        .await;
+    }
+    // The server listens once its CA bundle has had time to reach the API server.
+    eventually("the webhook server to listen", || async {
+        tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()
+    })
+    .await;
+    Some(served)
 }

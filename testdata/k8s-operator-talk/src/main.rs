@@ -181,18 +181,21 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     });
     let webhooks = tokio::spawn({
         let (client, options) = (client.clone(), webhook_options(&args, webhooks_listening));
-        let hooks = if args.enable_webhooks {
-            webhook::hooks()
-        } else {
+        let enabled = args.enable_webhooks;
+        if !enabled {
             info!("not serving the webhooks: ENABLE_WEBHOOKS (--enable-webhooks) is false");
-            Vec::new()
-        };
+        }
         let stop = async {
             shutdown_signal().await;
             tokio::time::sleep(WEBHOOK_LINGER).await;
         };
         async move {
-            let served = webhook::serve::serve(client, hooks, options, stop).await;
+            let served = if enabled {
+                webhook::serve::serve(client, webhook::hooks(), options, stop).await
+            } else {
+                options.listening.set();
+                Ok(())
+            };
             if let Err(err) = &served {
                 let _ = webhook_failed.send(format!("serving the webhooks: {err}"));
             }

@@ -47,12 +47,32 @@ async fn start() -> Option<(ControlPlane, Client)> {
             settings,
         )))
     };
-    ControlPlane::with_controller(
+    let (mut cp, client) = ControlPlane::with_controller(
         api::crds().expect("merging CRD versions"),
         role.rules(),
         watched,
         run,
     )
+    .await?;
+    cp.keep(serve_conversions(&cp).await);
+    Some((cp, client))
+}
+
+/// Kinds whose versions convert (`opsdk create webhook --conversion`) reach etcd through the
+/// manager's conversion webhooks: they run here as the manager runs them (`--webhook-url`).
+async fn serve_conversions(cp: &ControlPlane) -> Option<envtest::webhook::Served> {
+    use k8s_operator_talk::webhook::{certs::Validity, configs, serve};
+    let roles = configs::roles(envtest::webhook::NAMESPACE, true);
+    envtest::webhook::serve_conversions(cp, roles, |client, port, stop| async move {
+        let validity = Validity {
+            propagation: std::time::Duration::from_secs(1),
+            ..Validity::DEFAULT
+        };
+        let options = serve::Options::local(port, envtest::webhook::NAMESPACE, validity);
+        serve::serve(client, Vec::new(), options, stop)
+            .await
+            .expect("serving the conversion webhooks");
+    })
     .await
 }
 

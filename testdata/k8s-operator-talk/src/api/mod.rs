@@ -13,7 +13,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 
 /// Every CRD of the project. The versions of one kind are merged into one CRD that serves
-/// them all and stores the first version created.
+/// them all and stores the first version created, or, when the kind has a conversion webhook,
+/// its hub, through which the webhook converts the others.
 pub fn crds() -> Result<Vec<CustomResourceDefinition>, kube::core::crd::MergeError> {
     Ok(vec![v1alpha1::Application::crd()])
 }

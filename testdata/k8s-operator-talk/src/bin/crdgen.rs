@@ -1,11 +1,12 @@
 //! Writes the manifests made from code (`make manifests`): given a directory, one
 //! `<group>_<plural>.yaml` file per CustomResourceDefinition there, and given a second path,
 //! the manager's ClusterRole (a Role when namespace-scoped) from the controllers' `RBAC` rules
-//! there, given a third, a directory, the webhook configurations (`manifests.yaml`) and the
-//! role for the webhook certificates (`cert_role.yaml`) there, when the project has webhooks,
-//! and given a fourth, a Helm chart's directory, the same CRDs, role and webhook files into its
-//! `files/crds`, `files/rbac/role.yaml` and `files/webhook`, which its templates read. With no
-//! argument it prints every CRD as YAML.
+//! there, given a third, a directory, the webhook configurations (`manifests.yaml`, with
+//! admission webhooks) and the role for the webhook certificates (`cert_role.yaml`) there,
+//! when the project has webhooks (admission or conversion), and given a fourth, a Helm chart's
+//! directory, the same CRDs, role and webhook files into its `files/crds`,
+//! `files/rbac/role.yaml` and `files/webhook`, which its templates read. With no argument it
+//! prints every CRD as YAML.
 
 use std::path::{Path, PathBuf};
 
@@ -30,14 +31,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = args.next() {
         write(&path, &role, rbac::ROLE_NAME)?;
     }
-    let hooks = webhook::hooks();
-    let webhook_files = if hooks.is_empty() {
-        None
-    } else {
-        Some((configs::manifests_yaml(&hooks)?, configs::roles_yaml()?))
-    };
+    let webhook_files = WebhookFiles::new()?;
     if let Some(dir) = args.next() {
-        write_webhook_files(&dir, webhook_files.as_ref(), hooks.len())?;
+        webhook_files.write(&dir, false)?;
     }
     if let Some(chart) = args.next() {
         // The chart holds exactly the current CRDs: the copies of deleted kinds go.
@@ -54,41 +50,71 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::create_dir_all(chart.join("files/rbac"))?;
         write(&chart.join("files/rbac/role.yaml"), &role, rbac::ROLE_NAME)?;
         // The chart's copies of the webhook files go with the last webhook.
-        let dir = chart.join("files/webhook");
-        if webhook_files.is_none() {
-            for file in ["manifests.yaml", "cert_role.yaml"] {
-                if dir.join(file).is_file() {
-                    std::fs::remove_file(dir.join(file))?;
-                }
-            }
-            let _ = std::fs::remove_dir(&dir);
-        }
-        write_webhook_files(&dir, webhook_files.as_ref(), hooks.len())?;
+        webhook_files.write(&chart.join("files/webhook"), true)?;
     }
     Ok(())
 }
 
-/// The webhook configurations (`manifests.yaml`) and the certificate roles (`cert_role.yaml`)
-/// in `dir`, when the project has webhooks (`files`).
-fn write_webhook_files(
-    dir: &Path,
-    files: Option<&(String, String)>,
+/// What `make manifests` writes for the webhooks: the admission webhooks' configurations
+/// (`manifests.yaml`) when there are some, and the roles for the webhook certificates
+/// (`cert_role.yaml`) when the manager serves webhooks, admission or conversion.
+struct WebhookFiles {
+    manifests: Option<String>,
+    roles: Option<String>,
     hooks: usize,
-) -> std::io::Result<()> {
-    let Some((manifests, roles)) = files else {
-        return Ok(());
-    };
-    std::fs::create_dir_all(dir)?;
-    write(
-        &dir.join("manifests.yaml"),
-        manifests,
-        &format!("{hooks} webhooks"),
-    )?;
-    write(
-        &dir.join("cert_role.yaml"),
-        roles,
-        "the webhook certificates' roles",
-    )
+}
+
+impl WebhookFiles {
+    fn new() -> Result<Self, Box<dyn std::error::Error>> {
+        let hooks = webhook::hooks();
+        let served = !hooks.is_empty() || !webhook::conversions().is_empty();
+        Ok(WebhookFiles {
+            manifests: if hooks.is_empty() {
+                None
+            } else {
+                Some(configs::manifests_yaml(&hooks)?)
+            },
+            roles: if served {
+                Some(configs::roles_yaml()?)
+            } else {
+                None
+            },
+            hooks: hooks.len(),
+        })
+    }
+
+    /// Writes the files there are into `dir`; with `prune`, removes those there are not (and
+    /// `dir` once empty).
+    fn write(&self, dir: &Path, prune: bool) -> std::io::Result<()> {
+        let files = [
+            (
+                "manifests.yaml",
+                &self.manifests,
+                format!("{} webhooks", self.hooks),
+            ),
+            (
+                "cert_role.yaml",
+                &self.roles,
+                "the webhook certificates' roles".into(),
+            ),
+        ];
+        for (name, contents, what) in files {
+            let path = dir.join(name);
+            match contents {
+                Some(contents) => {
+                    std::fs::create_dir_all(dir)?;
+                    write(&path, contents, &what)?;
+                }
+                None if prune && path.is_file() => std::fs::remove_file(&path)?,
+                None => {}
+            }
+        }
+        if prune {
+            // Only an empty directory goes.
+            let _ = std::fs::remove_dir(dir);
+        }
+        Ok(())
+    }
 }
 
 /// One `<group>_<plural>.yaml` file per CRD in `dir`.

@@ -34,7 +34,9 @@ pub type Error = Box<dyn std::error::Error + Send + Sync>;
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct ControlPlane {
-    // Fields drop in declaration order: controller-manager, apiserver, etcd, the temp dir.
+    // Fields drop in declaration order: the webhook server, controller-manager, apiserver,
+    // etcd, the temp dir.
+    webhooks: Option<webhook::Served>,
     controller_manager: Option<Process>,
     apiserver: Process,
     /// How kube-apiserver was started, to start it again (`restart_apiserver`).
@@ -64,6 +66,7 @@ impl ControlPlane {
         let dir = tempfile::Builder::new().prefix("envtest-").tempdir()?;
         match boot(&assets, dir.path()).await {
             Ok((etcd, (apiserver, apiserver_args), client)) => Ok(Some(Self {
+                webhooks: None,
                 controller_manager: None,
                 apiserver,
                 apiserver_args,
@@ -109,6 +112,12 @@ impl ControlPlane {
             .expect("making the manager's ServiceAccount client");
         tokio::spawn(controller(account));
         Some((cp, client))
+    }
+
+    /// Keeps `served` (a webhook server, e.g. from `webhook::serve_conversions`) running as
+    /// long as the control plane.
+    pub fn keep(&mut self, served: Option<webhook::Served>) {
+        self.webhooks = served;
     }
 
     /// Admin client (`system:masters`, bypasses RBAC): for the test's own requests only.

@@ -1,0 +1,108 @@
+//! `opsdk create webhook --conversion --spoke ...`: which versions of a kind convert through
+//! which (kubebuilder's hub and spokes), checked before anything is written.
+
+use anyhow::{Result, bail};
+
+use crate::cli::CreateWebhookArgs;
+use crate::project_file::{Project, Resource};
+
+/// The spokes the hub `project.resources[index]` converts after this command (those it had
+/// and those `args` names), or a refusal.
+pub(super) fn spokes(
+    project: &Project,
+    index: usize,
+    args: &CreateWebhookArgs,
+) -> Result<Vec<String>> {
+    let hub = &project.resources[index];
+    let kind = &hub.kind;
+    let group = match hub.group.as_str() {
+        "" => String::new(),
+        g => format!("--group {g} "),
+    };
+    if !args.conversion {
+        if !args.spoke.is_empty() {
+            bail!(
+                "--spoke names the versions a conversion webhook converts, but --conversion is missing\nhelp: add --conversion to make {} the hub that --spoke {} converts through",
+                hub.version,
+                args.spoke.join(", ")
+            );
+        }
+        return Ok(spokes_of(hub).to_vec());
+    }
+    let versions: Vec<&str> = project
+        .resources
+        .iter()
+        .filter(|r| r.same_kind(hub))
+        .map(|r| r.version.as_str())
+        .collect();
+    if versions.len() == 1 {
+        bail!(
+            "kind {kind} has one version, {}: there is nothing to convert\nhelp: add another version first (`opsdk create api {group}--version <version> --kind {kind}`), then name it with --spoke",
+            hub.version
+        );
+    }
+    let others: Vec<&str> = versions
+        .iter()
+        .copied()
+        .filter(|v| *v != hub.version)
+        .collect();
+    if args.spoke.is_empty() {
+        bail!(
+            "--conversion needs the versions that convert through {}\nhelp: name them with --spoke (kind {kind}'s other versions: {})",
+            hub.version,
+            others.join(", ")
+        );
+    }
+    for spoke in &args.spoke {
+        if *spoke == hub.version {
+            bail!(
+                "{spoke} cannot be both the hub and a spoke\nhelp: drop {spoke} from --spoke; the spokes are the other versions ({})",
+                others.join(", ")
+            );
+        }
+        if !versions.contains(&spoke.as_str()) {
+            bail!(
+                "kind {kind} has no version {spoke:?} to convert\nhelp: its versions: {}; add it first with `opsdk create api {group}--version {spoke} --kind {kind}`",
+                versions.join(", ")
+            );
+        }
+    }
+    if let Some(other) = project.hub_of(hub).filter(|h| h.version != hub.version) {
+        bail!(
+            "kind {kind} already converts through {}\nhelp: a kind has one hub: name new spokes with `opsdk create webhook {group}--version {} --kind {kind} --conversion --spoke <version> --force`",
+            other.version,
+            other.version
+        );
+    }
+    let before = spokes_of(hub);
+    if !before.is_empty() && !args.force {
+        bail!(
+            "{} {kind} already has a conversion webhook (spokes {})\nhelp: pass --force to add spokes and write the named spokes' conversion files again",
+            hub.version,
+            before.join(", ")
+        );
+    }
+    let mut all = before.to_vec();
+    for spoke in &args.spoke {
+        if !all.contains(spoke) {
+            all.push(spoke.clone());
+        }
+    }
+    let missing: Vec<&str> = others
+        .iter()
+        .copied()
+        .filter(|v| !all.iter().any(|s| s == v))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "kind {kind}'s version {} would not convert: the API server converts between every version it serves\nhelp: add --spoke {}",
+            missing.join(", "),
+            missing.join(",")
+        );
+    }
+    Ok(all)
+}
+
+fn spokes_of(resource: &Resource) -> &[String] {
+    resource.webhooks.as_ref().map_or(&[], |w| &w.spoke)
+}
