@@ -1,6 +1,7 @@
 //! The article's image steps for real, on the article's project: `make docker-build`,
 //! `make docker-push` and `make deploy IMG=…` with buildah, a local registry and a real control
-//! plane; then the built image itself reconciles the article's Application.
+//! plane; then the built image itself, as the ServiceAccount of a Helm release of the chart,
+//! reconciles the article's Application.
 //! Needs root, buildah, docker-registry and the stand-in base images: hack/test.sh installs the
 //! first two and runs hack/local-images.sh for the last.
 
@@ -149,6 +150,8 @@ async fn the_article_image_is_built_pushed_deployed_and_runs() {
     let assets = kubebuilder_assets();
     let (_tmp, dir) = project_dir();
     article_project(&dir);
+    // With the chart: the image runs under the RBAC a Helm release installs.
+    succeed(&dir, &["edit", "--plugins", "helm"]);
     let work = tempfile::tempdir().unwrap();
     let (_registry, port) = start_registry(work.path());
     let containers = Containers {
@@ -276,13 +279,24 @@ async fn the_article_image_is_built_pushed_deployed_and_runs() {
         "[\"ALL\"]"
     );
 
-    // The image itself, on the host network with a kubeconfig of the manager's ServiceAccount
-    // mounted (the RBAC make deploy installed, as its Pod would have; the chart's is the same,
-    // see helm_cluster.rs), reconciles the article's Application (no kubelet here to run the
-    // deployed Pod).
+    // The chart as a second release in its own namespace (the CRDs are make deploy's): the
+    // image runs as that release's ServiceAccount, with exactly the RBAC the chart installs
+    // (helm_cluster.rs shows it equal to make deploy's).
+    let kubeconfig_arg = kubeconfig.display().to_string();
+    crate::helm::helm(
+        &crate::helm::helm_bin(),
+        &dir,
+        &args(&format!(
+            "install other dist/chart -n elsewhere --create-namespace --set crd.enabled=false --kubeconfig {kubeconfig_arg}"
+        )),
+    );
+
+    // The image itself, on the host network with a kubeconfig of that ServiceAccount mounted
+    // (as its Pod would have), reconciles the article's Application (no kubelet here to run
+    // the deployed Pod).
     let account = kubectl.account_kubeconfig(
-        "k8s-operator-talk-system",
-        "k8s-operator-talk-controller-manager",
+        "elsewhere",
+        "other-k8s-operator-talk-controller-manager",
         work.path(),
     );
     let ctr = WorkingContainer::from(&containers, &img);
