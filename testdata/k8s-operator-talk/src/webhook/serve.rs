@@ -50,6 +50,7 @@ impl Options {
             namespace: namespace.into(),
             validity,
             cert_files: None,
+            listening: Ready::default(),
         }
     }
 }
