@@ -6,6 +6,11 @@ fn create_webhook(dir: &std::path::Path, args: &[&str]) -> String {
     succeed(dir, &[&["create", "webhook"], args].concat())
 }
 
+/// `create webhook args` is refused with `needle` and changes nothing.
+fn webhook_refused(dir: &std::path::Path, args: &[&str], needle: &str) {
+    assert_refused(dir, &mut create_webhook_cmd(dir, args), needle);
+}
+
 #[test]
 fn the_article_webhooks_are_recorded_routed_and_installed() {
     let (_tmp, dir) = project_dir();
@@ -84,57 +89,25 @@ fn bad_webhook_requests_are_refused_and_change_nothing() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
     let api = &ARTICLE_WEBHOOKS[..4];
-    assert_refused(
-        &dir,
-        &mut create_webhook_cmd(&dir, api),
-        "no webhook to scaffold",
-    );
+    webhook_refused(&dir, api, "no webhook to scaffold");
     let missing = ["--version", "v1", "--kind", "Application", "--defaulting"];
-    assert_refused(
-        &dir,
-        &mut create_webhook_cmd(&dir, &missing),
-        "no version \"v1\"",
-    );
+    webhook_refused(&dir, &missing, "no version \"v1\"");
     let unknown = ["--version", "v1", "--kind", "Nope", "--defaulting"];
-    assert_refused(
-        &dir,
-        &mut create_webhook_cmd(&dir, &unknown),
-        "no API of kind \"Nope\"",
-    );
+    webhook_refused(&dir, &unknown, "no API of kind \"Nope\"");
 
     create_webhook(&dir, ARTICLE_WEBHOOKS);
-    assert_refused(
+    webhook_refused(
         &dir,
-        &mut create_webhook_cmd(&dir, ARTICLE_WEBHOOKS),
+        ARTICLE_WEBHOOKS,
         "already has the webhook of --defaulting and --programmatic-validation",
     );
 
     create_api(
         &dir,
-        &[
-            "--group",
-            "apps",
-            "--version",
-            "v1",
-            "--kind",
-            "Deployment",
-            "--resource=false",
-        ],
+        &args("--group apps --version v1 --kind Deployment --resource=false"),
     );
-    let foreign = [
-        "--group",
-        "apps",
-        "--version",
-        "v1",
-        "--kind",
-        "Deployment",
-        "--defaulting",
-    ];
-    assert_refused(
-        &dir,
-        &mut create_webhook_cmd(&dir, &foreign),
-        "is not this project's API",
-    );
+    let foreign = args("--group apps --version v1 --kind Deployment --defaulting");
+    webhook_refused(&dir, &foreign, "is not this project's API");
 }
 
 #[test]
@@ -143,11 +116,7 @@ fn a_project_made_without_the_webhook_server_is_refused() {
     article_project(&dir);
     let lib = read(&dir, "src/lib.rs").replace("pub mod webhook;\n", "");
     std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
-    assert_refused(
-        &dir,
-        &mut create_webhook_cmd(&dir, ARTICLE_WEBHOOKS),
-        "has no webhook server",
-    );
+    webhook_refused(&dir, ARTICLE_WEBHOOKS, "has no webhook server");
 }
 
 #[test]
@@ -207,8 +176,8 @@ fn strs(args: &[String]) -> Vec<&str> {
 fn a_conversion_webhook_is_recorded_stored_in_the_hub_and_routed() {
     let (_tmp, dir) = project_dir();
     cruiser_project(&dir);
-    let args = cruiser("v1", &["--conversion", "--spoke", "v1alpha1,v2"]);
-    let stdout = create_webhook(&dir, &strs(&args));
+    let request = cruiser("v1", &["--conversion", "--spoke", "v1alpha1,v2"]);
+    let stdout = create_webhook(&dir, &strs(&request));
     for file in [
         "create src/api/ship/v1alpha1/cruiser_conversion.rs",
         "create src/api/ship/v2/cruiser_conversion.rs",
@@ -277,50 +246,30 @@ fn bad_conversion_requests_are_refused_and_change_nothing() {
             "version v1alpha1 would not convert",
         ),
     ] {
-        let args = cruiser("v1", extra);
-        assert_refused(&dir, &mut create_webhook_cmd(&dir, &strs(&args)), needle);
+        let request = cruiser("v1", extra);
+        webhook_refused(&dir, &strs(&request), needle);
     }
-    let args = cruiser(
+    let request = cruiser(
         "v1",
         &["--conversion", "--spoke", "v1alpha1", "--spoke", "v2"],
     );
-    create_webhook(&dir, &strs(&args));
-    assert_refused(
-        &dir,
-        &mut create_webhook_cmd(&dir, &strs(&args)),
-        "already has a conversion webhook",
-    );
+    create_webhook(&dir, &strs(&request));
+    webhook_refused(&dir, &strs(&request), "already has a conversion webhook");
     let other = cruiser("v2", &["--conversion", "--spoke", "v1"]);
-    assert_refused(
-        &dir,
-        &mut create_webhook_cmd(&dir, &strs(&other)),
-        "already converts through v1",
-    );
+    webhook_refused(&dir, &strs(&other), "already converts through v1");
 
     let (_tmp2, single) = project_dir();
     article_project(&single);
-    let one = [
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "Application",
-        "--conversion",
-        "--spoke",
-        "v1",
-    ];
-    assert_refused(
-        &single,
-        &mut create_webhook_cmd(&single, &one),
-        "has one version",
-    );
+    let one = args("--version v1alpha1 --kind Application --conversion --spoke v1");
+    webhook_refused(&single, &one, "has one version");
 }
 
 #[test]
 fn deleting_a_spoke_drops_it_and_the_hub_goes_last() {
     let (_tmp, dir) = project_dir();
     cruiser_project(&dir);
-    let args = cruiser("v1", &["--conversion", "--spoke", "v1alpha1,v2"]);
-    create_webhook(&dir, &strs(&args));
+    let request = cruiser("v1", &["--conversion", "--spoke", "v1alpha1,v2"]);
+    create_webhook(&dir, &strs(&request));
     let delete = |version: &str| {
         let mut cmd = opsdk(&dir);
         cmd.args(["delete", "api"]).args(cruiser(version, &[]));

@@ -216,11 +216,14 @@ mod tests {
     async fn ready_only_once_the_webhooks_are_served() {
         let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
         let client = Client::try_from(config).unwrap();
-        let nothing_to_serve = options(None);
-        serve(client.clone(), vec![], nothing_to_serve.clone(), async {})
-            .await
-            .unwrap();
-        assert!(nothing_to_serve.listening.is_set());
+        // Without admission webhooks, and, in a project where no kind converts, nothing at all.
+        if super::super::conversions().is_empty() {
+            let nothing_to_serve = options(None);
+            serve(client.clone(), vec![], nothing_to_serve.clone(), async {})
+                .await
+                .unwrap();
+            assert!(nothing_to_serve.listening.is_set());
+        }
 
         // The certificate never becomes trusted: never served, never ready.
         let untrusted = options(None);
