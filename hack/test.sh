@@ -32,6 +32,11 @@ export OPSDK_TARGET_DIR=${OPSDK_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/opsd
 # Each generated project is built a few times at most: its incremental cache (about 1 GB per
 # project in that shared directory) would cost more disk than it saves time.
 export CARGO_INCREMENTAL=0
+# Every test scaffolds into a new directory, so every run leaves its projects' crates behind in
+# that shared directory (tens of GB over a few runs, on the disk CI shares): drop them before
+# and after.
+hack/prune-target.sh "$OPSDK_TARGET_DIR"
+trap 'hack/prune-target.sh "$OPSDK_TARGET_DIR"' EXIT
 
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
