@@ -17,13 +17,13 @@ use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::{Stream, TryStreamExt};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::NamespaceResourceScope;
-use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::controller::compact::{self, CompactStore};
 use crate::{Context, Error, Result};
 
 /// Label on every child this manager creates, so that its watches cache only those.
@@ -69,10 +69,9 @@ enum Corrected<K> {
 
 /// One kind of child: its cache, and what this controller last applied to each.
 pub struct Children<K: Resource<DynamicType = ()> + 'static> {
-    store: Store<K>,
-    /// Resolves (true) once the first list is in, false if the cache stopped first. Shared,
-    /// because any number of reconciles wait on it at once and kube's
-    /// `Store::wait_until_ready` wakes only the last of several concurrent waiters.
+    /// Held as compact JSON: a typed child costs several times as much memory.
+    store: CompactStore<K>,
+    /// Resolves (true) once the first list is in, false if the cache stopped first.
     listed: Shared<BoxFuture<'static, bool>>,
     field_manager: &'static str,
     /// Child uid -> (fingerprint of the desired object, resourceVersion the API server
@@ -90,9 +89,9 @@ where
     K: Resource<DynamicType = ()> + Clone + Debug + Serialize + DeserializeOwned + Send + Sync,
 {
     /// Children read from `store` and written as `field_manager`.
-    pub fn new(store: Store<K>, field_manager: &'static str) -> Self {
+    pub fn new(store: CompactStore<K>, field_manager: &'static str) -> Self {
         let cache = store.clone();
-        let listed = async move { cache.wait_until_ready().await.is_ok() };
+        let listed = async move { cache.wait_until_ready().await };
         Children {
             store,
             listed: listed.boxed().shared(),
@@ -116,7 +115,7 @@ where
     where
         K: Resource<Scope = NamespaceResourceScope>,
     {
-        let (store, writer) = reflector::store();
+        let (store, mut writer) = compact::store();
         let children = Self::new(store, field_manager);
         let (applied, created) = (children.applied.clone(), children.created.clone());
         let selector = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
@@ -124,9 +123,12 @@ where
         let changes = ctx
             .watches
             .watch(ctx.settings.namespaces.apis::<K>(&ctx.client), config)
+            .modify(|child| child.managed_fields_mut().clear())
             .map_ok(move |event| {
+                // Cached first, so that a child is always in the cache or in `created`.
+                writer.apply_watcher_event(&event);
                 match &event {
-                    watcher::Event::Apply(child) | watcher::Event::InitApply(child) => {
+                    watcher::Event::Apply(child) => {
                         let key = key(child.meta().namespace.as_deref(), &child.name_any());
                         created.lock().expect("created lock poisoned").remove(&key);
                     }
@@ -146,8 +148,6 @@ where
                 }
                 event
             })
-            .modify(|child| child.managed_fields_mut().clear())
-            .reflect(writer)
             .touched_objects();
         (children, changes)
     }
@@ -164,15 +164,12 @@ where
         }
     }
 
-    fn cached(&self, name: &str, namespace: Option<&str>) -> Option<Arc<K>> {
-        let mut reference = ObjectRef::<K>::new(name);
-        if let Some(namespace) = namespace {
-            reference = reference.within(namespace);
+    fn cached(&self, name: &str, namespace: Option<&str>) -> Result<Option<K>> {
+        if let Some(cached) = self.store.get(namespace, name)? {
+            return Ok(Some(cached));
         }
-        self.store.get(&reference).or_else(|| {
-            let created = self.created.lock().expect("created lock poisoned");
-            created.get(&key(namespace, name)).cloned().map(Arc::new)
-        })
+        let created = self.created.lock().expect("created lock poisoned");
+        Ok(created.get(&key(namespace, name)).cloned())
     }
 
     /// Brings the child `desired` names in step with it, on behalf of `owner`: creates it when
@@ -189,8 +186,8 @@ where
         O: Resource<DynamicType = ()>,
     {
         let name = desired.name_any();
-        let current = match self.cached(&name, desired.meta().namespace.as_deref()) {
-            Some(current) => (*current).clone(),
+        let current = match self.cached(&name, desired.meta().namespace.as_deref())? {
+            Some(current) => current,
             None => {
                 let params = PostParams {
                     field_manager: Some(self.field_manager.into()),
@@ -294,10 +291,10 @@ where
         O: Resource<DynamicType = ()>,
     {
         let uid = owner.meta().uid.as_deref().unwrap_or_default();
-        let Some(child) = self.cached(name, owner.meta().namespace.as_deref()) else {
+        let Some(child) = self.cached(name, owner.meta().namespace.as_deref())? else {
             return Ok(false);
         };
-        if !controlled_by(child.as_ref(), uid) {
+        if !controlled_by(&child, uid) {
             return Ok(false);
         }
         let child_uid = child.uid().unwrap_or_default();
@@ -395,7 +392,7 @@ mod tests {
 
     #[tokio::test]
     async fn every_reconcile_waiting_for_the_first_list_goes_on_once_it_is_in() {
-        let (store, mut writer) = reflector::store::<ConfigMap>();
+        let (store, mut writer) = compact::store::<ConfigMap>();
         let children = Arc::new(Children::new(store, "test"));
         let waiting: Vec<_> = (0..4)
             .map(|_| {

@@ -11,9 +11,11 @@ use http::{Request, Response};
 use kube::Client;
 use kube::Resource;
 use kube::client::Body;
-use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher;
+use serde::Serialize;
 use serde_json::Value;
+
+use crate::controller::compact::{self, CompactStore};
 
 pub type ApiServer = tower_test::mock::Handle<Request<Body>, Response<Body>>;
 
@@ -58,11 +60,11 @@ impl Seen {
 }
 
 /// A cache holding `objects`, listed and ready, as a watch would leave it.
-pub fn cache<K>(objects: Vec<K>) -> Store<K>
+pub fn cache<K>(objects: Vec<K>) -> CompactStore<K>
 where
-    K: Resource<DynamicType = ()> + Clone + 'static,
+    K: Resource + Serialize,
 {
-    let (store, mut writer) = reflector::store();
+    let (store, mut writer) = compact::store();
     writer.apply_watcher_event(&watcher::Event::Init);
     for obj in objects {
         writer.apply_watcher_event(&watcher::Event::InitApply(obj));

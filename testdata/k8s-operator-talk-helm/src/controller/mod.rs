@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::{Context, rbac};
 
 pub mod children;
+pub mod compact;
 pub mod rollout;
 
 pub mod application;
