@@ -72,7 +72,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     }
 
     let mut plan = render(Scope::Resource, &ctx, Some(&resource_ctx))?;
-    super::regenerate(&ctx, &project, &mut plan)?;
+    super::regenerate(root, &ctx, &project, &mut plan)?;
     if let Some(crd) = external {
         // The types are the user's to adjust (like the API types), the CRD copy theirs to
         // update; both written once.

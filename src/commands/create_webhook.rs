@@ -88,7 +88,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         let spoke_ctx = ResourceContext::new(&project, spoke);
         plan.extend(render(Scope::Conversion, &ctx, Some(&spoke_ctx))?);
     }
-    super::regenerate(&ctx, &project, &mut plan)?;
+    super::regenerate(root, &ctx, &project, &mut plan)?;
     super::refresh_readme(&old, &project, &mut plan)?;
     let notes = [
         default_kustomization::sync(root, &mut plan, true, &ctx.conversions)?,

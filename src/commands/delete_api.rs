@@ -137,7 +137,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
             eprintln!("{note}");
         }
     }
-    super::regenerate(&new_ctx, &project, &mut plan)?;
+    super::regenerate(root, &new_ctx, &project, &mut plan)?;
     super::refresh_readme(&old, &project, &mut plan)?;
 
     let foreign = resource.external || resource.builtin().is_some();

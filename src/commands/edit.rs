@@ -43,7 +43,7 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
             render(Scope::Resource, &ctx, Some(&after))?,
         );
     }
-    super::regenerate(&ctx, &project, &mut plan)?;
+    super::regenerate(root, &ctx, &project, &mut plan)?;
 
     let next = if project.plugins.helm.is_some() && old.plugins.helm.is_none() {
         HELM_NEXT

@@ -23,7 +23,8 @@ use crate::writer::{self, Force};
 
 /// Adds to `plan` opsdk's own files rendered from `project` (`ctx`), removing those that now
 /// render to nothing, and PROJECT itself.
-fn regenerate(ctx: &ProjectContext, project: &Project, plan: &mut Plan) -> Result<()> {
+fn regenerate(root: &Path, ctx: &ProjectContext, project: &Project, plan: &mut Plan) -> Result<()> {
+    check_webhook_interface(root)?;
     let generated = render(Scope::Generated, ctx, None)?;
     for path in &generated.empty {
         plan.remove(path.clone(), String::new(), Policy::RemoveGenerated, true);
@@ -36,6 +37,20 @@ fn regenerate(ctx: &ProjectContext, project: &Project, plan: &mut Plan) -> Resul
         verbatim: true,
         previous: None,
     });
+    Ok(())
+}
+
+/// The webhook runtime is written only into projects with webhooks; a manager that starts
+/// its server directly (`src/main.rs` of a project made by an earlier opsdk) would no longer
+/// build, so such a project is refused before anything is written.
+fn check_webhook_interface(root: &Path) -> Result<()> {
+    let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap_or_default();
+    if main.contains("webhook::serve::serve(") {
+        anyhow::bail!(
+            "{}: starts the webhook server itself (`webhook::serve::serve`), as projects made by an earlier opsdk do; opsdk now writes that server only into projects with webhooks\nhelp: in src/main.rs, flatten `webhook::Flags` into the manager's flags and start the webhooks with `webhook::run(client, flags, listening, stop)`, as `opsdk init` writes it today",
+            root.join("src/main.rs").display()
+        );
+    }
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 //! the tests writes a Deployment's status. The controller runs as the manager's
 //! ServiceAccount granted the controllers' `RBAC` rules (config/rbac/role.yaml).
 
+mod conversion_server;
 mod envtest;
 
 use std::sync::Arc;
@@ -35,10 +36,9 @@ async fn start() -> Option<(ControlPlane, Client)> {
     let settings = Settings { namespaces: Namespaces::new(watched), status_pace: std::time::Duration::from_secs(1), ..Settings::default() };
     let run = |client| controller::run(Arc::new(Context::with_settings(client, Arc::default(), settings)));
     let (mut cp, client) = ControlPlane::with_controller(api::crds().expect("merging CRD versions"), role.rules(), watched, run).await?;
-    cp.keep(serve_conversions(&cp).await);
+    cp.keep(conversion_server::serve(&cp).await);
     Some((cp, client))
 }
-{% include "_partials/envtest_conversions.rs" %}
 
 /// Creates namespace `name`, unless the harness did (see `NAMESPACES`).
 async fn namespace(client: &Client, name: &str) {

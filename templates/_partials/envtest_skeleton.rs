@@ -2,6 +2,7 @@
 //! The {{ r.kind }} controller against a real kube-apiserver and etcd (see `envtest/`).
 //! Skipped unless KUBEBUILDER_ASSETS names a folder holding `etcd` and `kube-apiserver`.
 
+mod conversion_server;
 mod envtest;
 
 use std::sync::Arc;
@@ -27,10 +28,9 @@ async fn start() -> Option<(ControlPlane, Client)> {
     let settings = Settings { namespaces: Namespaces::new(watched), ..Settings::default() };
     let run = |client| controller::run(Arc::new(Context::with_settings(client, Arc::default(), settings)));
     let (mut cp, client) = ControlPlane::with_controller(api::crds().expect("merging CRD versions"), role.rules(), watched, run).await?;
-    cp.keep(serve_conversions(&cp).await);
+    cp.keep(conversion_server::serve(&cp).await);
     Some((cp, client))
 }
-{% include "_partials/envtest_conversions.rs" %}
 
 #[tokio::test]
 async fn {{ r.kind_snake }}_is_reconciled_and_finalized() {

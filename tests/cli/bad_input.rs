@@ -168,3 +168,22 @@ fn clap_rejects_unknown_choices_with_usage() {
         .code(2);
     assert!(snapshot(&dir).is_empty());
 }
+
+#[test]
+fn a_manager_that_starts_the_webhook_server_itself() {
+    // src/main.rs as an earlier opsdk wrote it: the webhook runtime it calls is now written
+    // only with webhooks, so regenerating would break its build.
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let main = dir.join("src/main.rs");
+    let old = std::fs::read_to_string(&main).unwrap().replace(
+        "webhook::run(client, flags, webhooks_listening, stop)",
+        "webhook::serve::serve(client, webhook::hooks(), options, stop)",
+    );
+    std::fs::write(&main, old).unwrap();
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &args("--version v1 --kind Widget")),
+        "starts the webhook server itself (`webhook::serve::serve`), as projects made by an earlier opsdk do; opsdk now writes that server only into projects with webhooks\nhelp: in src/main.rs, flatten `webhook::Flags`",
+    );
+}

@@ -19,8 +19,6 @@ use k8s_operator_talk::server::{self, Ready};
 use k8s_operator_talk::telemetry::{self, LogFormat};
 use k8s_operator_talk::tls::{CertFiles, ServingCert};
 use k8s_operator_talk::watches::{Namespaces, Watches};
-use k8s_operator_talk::webhook::certs::Validity;
-use k8s_operator_talk::webhook::configs::{self, Target};
 use k8s_operator_talk::{Context, controller, webhook};
 
 /// How long the controllers may take to finish their reconciles after SIGTERM.
@@ -76,30 +74,8 @@ struct Args {
     /// config/manager/manager.yaml); every namespace when empty
     #[arg(long, env = "WATCH_NAMESPACE", default_value = "", value_parser = Namespaces::parse)]
     watch_namespace: Namespaces,
-    /// Serve the admission webhooks; false runs the controllers alone (kubebuilder's
-    /// ENABLE_WEBHOOKS=false, e.g. for `make run`, or a chart with webhook.enabled=false)
-    #[arg(long, env = "ENABLE_WEBHOOKS", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
-    enable_webhooks: bool,
-    /// Port of the admission webhooks' HTTPS server (when the project has webhooks)
-    #[arg(long, default_value_t = 9443)]
-    webhook_port: u16,
-    /// Register the webhooks with this URL, e.g. https://127.0.0.1:9443, instead of the
-    /// webhook Service: for local and test control planes
-    #[arg(long)]
-    webhook_url: Option<String>,
-    /// Directory holding the webhook serving certificate (e.g. a mounted cert-manager Secret);
-    /// without it the manager makes, keeps and rotates its own
-    #[arg(long, alias = "webhook-cert-dir")]
-    webhook_cert_path: Option<PathBuf>,
-    /// File name of the webhook serving certificate in --webhook-cert-path
-    #[arg(long, default_value = "tls.crt")]
-    webhook_cert_name: String,
-    /// File name of the webhook serving certificate's key in --webhook-cert-path
-    #[arg(long, default_value = "tls.key")]
-    webhook_cert_key: String,
-    /// Namespace of the Secret keeping the manager's webhook certificates: its own
-    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
-    webhook_secret_namespace: String,
+    #[command(flatten)]
+    webhooks: webhook::Flags,
 }
 
 /// A whole number of seconds, minutes or hours: `90s`, `5m`, `1h`.
@@ -180,22 +156,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     });
     let webhooks = tokio::spawn({
-        let (client, options) = (client.clone(), webhook_options(&args, webhooks_listening));
-        let enabled = args.enable_webhooks;
-        if !enabled {
-            info!("not serving the webhooks: ENABLE_WEBHOOKS (--enable-webhooks) is false");
-        }
+        let (client, flags) = (client.clone(), args.webhooks.clone());
         let stop = async {
             shutdown_signal().await;
             tokio::time::sleep(WEBHOOK_LINGER).await;
         };
         async move {
-            let served = if enabled {
-                webhook::serve::serve(client, webhook::hooks(), options, stop).await
-            } else {
-                options.listening.set();
-                Ok(())
-            };
+            let served = webhook::run(client, flags, webhooks_listening, stop).await;
             if let Err(err) = &served {
                 let _ = webhook_failed.send(format!("serving the webhooks: {err}"));
             }
@@ -261,36 +228,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 /// flight (an admission review above all) is cut off.
 async fn stopped(
     servers: tokio::task::JoinHandle<std::io::Result<((), ())>>,
-    webhooks: tokio::task::JoinHandle<Result<(), webhook::keeper::Error>>,
+    webhooks: tokio::task::JoinHandle<Result<(), webhook::Error>>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     servers.await??;
     webhooks
         .await?
         .map_err(|err| -> Box<dyn std::error::Error> { err })?;
     Ok(())
-}
-
-/// Where and how the webhooks are served.
-fn webhook_options(args: &Args, listening: Ready) -> webhook::serve::Options {
-    let target = match &args.webhook_url {
-        Some(url) => Target::Url(url.clone()),
-        None => Target::Service {
-            name: configs::deployed(configs::SERVICE),
-            namespace: args.webhook_secret_namespace.clone(),
-        },
-    };
-    webhook::serve::Options {
-        addr: server::every_interface(args.webhook_port),
-        target,
-        namespace: args.webhook_secret_namespace.clone(),
-        validity: Validity::DEFAULT,
-        cert_files: args.webhook_cert_path.as_ref().map(|dir| CertFiles {
-            dir: dir.clone(),
-            cert: args.webhook_cert_name.clone(),
-            key: args.webhook_cert_key.clone(),
-        }),
-        listening,
-    }
 }
 
 /// The metrics serving certificate: from --metrics-cert-path, else self-signed.
@@ -373,7 +317,11 @@ mod tests {
             let args = Args::try_parse_from(std::iter::once("manager").chain(flags.clone()))
                 .unwrap_or_else(|err| panic!("{flags:?}: {err}"));
             assert_eq!(
-                (args.leader_elect, args.metrics_secure, args.enable_webhooks),
+                (
+                    args.leader_elect,
+                    args.metrics_secure,
+                    args.webhooks.enable_webhooks
+                ),
                 expected,
                 "{flags:?}"
             );

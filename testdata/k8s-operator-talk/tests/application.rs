@@ -4,6 +4,7 @@
 //! the tests writes a Deployment's status. The controller runs as the manager's
 //! ServiceAccount granted the controllers' `RBAC` rules (config/rbac/role.yaml).
 
+mod conversion_server;
 mod envtest;
 
 use std::sync::Arc;
@@ -54,26 +55,8 @@ async fn start() -> Option<(ControlPlane, Client)> {
         run,
     )
     .await?;
-    cp.keep(serve_conversions(&cp).await);
+    cp.keep(conversion_server::serve(&cp).await);
     Some((cp, client))
-}
-
-/// Kinds whose versions convert (`opsdk create webhook --conversion`) reach etcd through the
-/// manager's conversion webhooks: they run here as the manager runs them (`--webhook-url`).
-async fn serve_conversions(cp: &ControlPlane) -> Option<envtest::webhook::Served> {
-    use k8s_operator_talk::webhook::{certs::Validity, configs, serve};
-    let roles = configs::roles(envtest::webhook::NAMESPACE, true);
-    envtest::webhook::serve_conversions(cp, roles, |client, port, stop| async move {
-        let validity = Validity {
-            propagation: std::time::Duration::from_secs(1),
-            ..Validity::DEFAULT
-        };
-        let options = serve::Options::local(port, envtest::webhook::NAMESPACE, validity);
-        serve::serve(client, Vec::new(), options, stop)
-            .await
-            .expect("serving the conversion webhooks");
-    })
-    .await
 }
 
 /// Creates namespace `name`, unless the harness did (see `NAMESPACES`).

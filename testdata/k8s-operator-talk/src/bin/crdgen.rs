@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt;
 
-use k8s_operator_talk::webhook::{self, configs};
+use k8s_operator_talk::webhook;
 use k8s_operator_talk::{controller, rbac};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -66,20 +66,11 @@ struct WebhookFiles {
 
 impl WebhookFiles {
     fn new() -> Result<Self, Box<dyn std::error::Error>> {
-        let hooks = webhook::hooks();
-        let served = !hooks.is_empty() || !webhook::conversions().is_empty();
+        let manifests = webhook::manifests()?;
         Ok(WebhookFiles {
-            manifests: if hooks.is_empty() {
-                None
-            } else {
-                Some(configs::manifests_yaml(&hooks)?)
-            },
-            roles: if served {
-                Some(configs::roles_yaml()?)
-            } else {
-                None
-            },
-            hooks: hooks.len(),
+            manifests: manifests.configurations,
+            roles: manifests.roles,
+            hooks: manifests.hooks,
         })
     }
 

@@ -4,27 +4,44 @@
 //! which routes the API server's AdmissionReviews to them; conversion webhooks
 //! (`--conversion`): `conversions`, which routes ConversionReviews through each kind's hub.
 //! The manager serves them over HTTPS (`serve`) with certificates it keeps itself (`keeper`,
-//! `certs`), and `make manifests` writes their configurations (`configs`).
+//! `certs`), and `make manifests` writes their configurations (`configs`). Until the project
+//! has a webhook, only `flags`, `run` and `manifests` are here: the manager takes the webhook
+//! flags and serves nothing, and its binary carries no webhook server.
 
-pub mod admission;
-pub mod certs;
-pub mod configs;
-pub mod conversion;
-pub mod keeper;
-pub mod samples;
-pub mod serve;
+use kube::Client;
 
-pub use configs::Hook;
-pub use conversion::Conversion;
+use crate::server::Ready;
 
-/// Every webhook the manager serves; none until `opsdk create webhook`.
-pub fn hooks() -> Vec<Hook> {
-    Vec::new()
+pub mod flags;
+
+pub use flags::Flags;
+
+/// Why the webhook server stopped.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// What `make manifests` writes for the webhooks: the admission webhooks' configurations
+/// (`manifests.yaml`) when there are some, and the roles for the webhook certificates
+/// (`cert_role.yaml`) when the manager serves webhooks, admission or conversion.
+#[derive(Debug, Default)]
+pub struct Manifests {
+    pub configurations: Option<String>,
+    /// How many admission webhooks `configurations` holds.
+    pub hooks: usize,
+    pub roles: Option<String>,
 }
 
-/// Every kind whose versions convert through its hub; none until `opsdk create webhook
-/// --conversion`. Each version converts to the hub and from it with the `TryFrom`
-/// implementations of `src/api/<spoke>/<kind>_conversion.rs`.
-pub fn conversions() -> Vec<Conversion> {
-    Vec::new()
+/// No webhook yet: nothing to serve, so the webhooks count as listening at once.
+pub async fn run(
+    _client: Client,
+    _flags: Flags,
+    listening: Ready,
+    _stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    listening.set();
+    Ok(())
+}
+
+/// No webhook yet: `make manifests` writes no webhook file.
+pub fn manifests() -> Result<Manifests, serde_saphyr::SerializeError> {
+    Ok(Manifests::default())
 }
