@@ -124,9 +124,20 @@ fn deleting_the_last_webhook_api_takes_its_webhooks_out_of_the_deployment() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
     create_webhook(&dir, ARTICLE_WEBHOOKS);
+    // The webhook server comes with the first webhook, and goes with the last.
+    let runtime = [
+        "src/webhook/serve.rs",
+        "src/webhook/keeper.rs",
+        "src/webhook/configs.rs",
+    ];
+    assert!(runtime.iter().all(|f| dir.join(f).exists()));
+    assert!(read(&dir, "tests/conversion_server/mod.rs").contains("serve_conversions("));
     // What `make manifests` wrote.
     std::fs::write(dir.join("config/webhook/manifests.yaml"), "").unwrap();
     delete_application(&dir);
+    assert!(runtime.iter().all(|f| !dir.join(f).exists()));
+    assert!(!read(&dir, "src/webhook/mod.rs").contains("pub mod serve;"));
+    assert!(!read(&dir, "tests/conversion_server/mod.rs").contains("serve_conversions("));
     assert!(!dir.join("config/webhook").exists());
     assert!(!dir.join("src/webhook/v1alpha1/application.rs").exists());
     let default = read(&dir, "config/default/kustomization.yaml");
