@@ -31,9 +31,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = args.next() {
         write(&path, &role, rbac::ROLE_NAME)?;
     }
-    let webhook_files = WebhookFiles::new()?;
+    let webhook_files = webhook::manifests()?;
     if let Some(dir) = args.next() {
-        webhook_files.write(&dir, false)?;
+        write_webhook_files(&webhook_files, &dir, false)?;
     }
     if let Some(chart) = args.next() {
         // The chart holds exactly the current CRDs: the copies of deleted kinds go.
@@ -50,64 +50,43 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::create_dir_all(chart.join("files/rbac"))?;
         write(&chart.join("files/rbac/role.yaml"), &role, rbac::ROLE_NAME)?;
         // The chart's copies of the webhook files go with the last webhook.
-        webhook_files.write(&chart.join("files/webhook"), true)?;
+        write_webhook_files(&webhook_files, &chart.join("files/webhook"), true)?;
     }
     Ok(())
 }
 
-/// What `make manifests` writes for the webhooks: the admission webhooks' configurations
-/// (`manifests.yaml`) when there are some, and the roles for the webhook certificates
-/// (`cert_role.yaml`) when the manager serves webhooks, admission or conversion.
-struct WebhookFiles {
-    manifests: Option<String>,
-    roles: Option<String>,
-    hooks: usize,
-}
-
-impl WebhookFiles {
-    fn new() -> Result<Self, Box<dyn std::error::Error>> {
-        let manifests = webhook::manifests()?;
-        Ok(WebhookFiles {
-            manifests: manifests.configurations,
-            roles: manifests.roles,
-            hooks: manifests.hooks,
-        })
-    }
-
-    /// Writes the files there are into `dir`; with `prune`, removes those there are not (and
-    /// `dir` once empty).
-    fn write(&self, dir: &Path, prune: bool) -> std::io::Result<()> {
-        let files = [
-            (
-                "manifests.yaml",
-                &self.manifests,
-                format!("{} webhooks", self.hooks),
-            ),
-            (
-                "cert_role.yaml",
-                &self.roles,
-                "the webhook certificates' roles".into(),
-            ),
-        ];
-        for (name, contents, what) in files {
-            let path = dir.join(name);
-            match contents {
-                Some(contents) => {
-                    std::fs::create_dir_all(dir)?;
-                    write(&path, contents, &what)?;
-                }
-                None if prune && path.is_file() => std::fs::remove_file(&path)?,
-                None => {}
+/// Writes the webhook files there are (`webhook::manifests`) into `dir`; with `prune`, removes
+/// those there are not (and `dir` once empty).
+fn write_webhook_files(files: &webhook::Manifests, dir: &Path, prune: bool) -> std::io::Result<()> {
+    let files = [
+        (
+            "manifests.yaml",
+            &files.configurations,
+            format!("{} webhooks", files.hooks),
+        ),
+        (
+            "cert_role.yaml",
+            &files.roles,
+            "the webhook certificates' roles".into(),
+        ),
+    ];
+    for (name, contents, what) in files {
+        let path = dir.join(name);
+        match contents {
+            Some(contents) => {
+                std::fs::create_dir_all(dir)?;
+                write(&path, contents, &what)?;
             }
+            None if prune && path.is_file() => std::fs::remove_file(&path)?,
+            None => {}
         }
-        if prune {
-            // Only an empty directory goes.
-            let _ = std::fs::remove_dir(dir);
-        }
-        Ok(())
     }
+    if prune {
+        // Only an empty directory goes.
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(())
 }
-
 /// One `<group>_<plural>.yaml` file per CRD in `dir`.
 fn write_crds(dir: &Path, crds: &[CustomResourceDefinition]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
