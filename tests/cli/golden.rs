@@ -1,8 +1,10 @@
 //! The committed golden copies must equal what the templates generate: the article's project
-//! (testdata/k8s-operator-talk) and, in testdata/k8s-operator-talk-helm, the files the Helm
+//! (testdata/k8s-operator-talk); in testdata/k8s-operator-talk-helm, the files the Helm
 //! plugin adds to it or changes in it (`opsdk edit --plugins helm`: the chart, the Makefile's
-//! helm targets, the chart workflow, PROJECT), so that a change to the chart's templates is
-//! reviewed as a diff. Refresh them with `hack/update-golden.sh` and review the diff.
+//! helm targets, the chart workflow, PROJECT); in testdata/k8s-operator-talk-webhook, the files
+//! the Application's defaulting and validating webhooks add or change (the webhook server,
+//! config/webhook, config/default, the example webhook, PROJECT). A change to those templates
+//! is so reviewed as a diff. Refresh them with `hack/update-golden.sh` and review the diff.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,8 +15,10 @@ pub fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/k8s-operator-talk")
 }
 
-fn helm_golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/k8s-operator-talk-helm")
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(name)
 }
 
 /// Compares `generated` with the tree in `golden`, or with OPSDK_UPDATE_GOLDEN set, writes it
@@ -50,16 +54,31 @@ fn golden_copy_matches_the_templates() {
     matches_golden(&golden_dir(), &snapshot(&dir));
 }
 
-#[test]
-fn helm_golden_copy_matches_the_templates() {
+/// The files that running opsdk with `command` in the article's project adds or changes.
+fn added_to_the_article_by(command: &str) -> BTreeMap<PathBuf, Vec<u8>> {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
     let plain = snapshot(&dir);
-    succeed(&dir, &["edit", "--plugins", "helm"]);
-    let added: BTreeMap<PathBuf, Vec<u8>> = snapshot(&dir)
+    succeed(&dir, &args(command));
+    snapshot(&dir)
         .into_iter()
         .filter(|(path, bytes)| plain.get(path) != Some(bytes))
-        .collect();
+        .collect()
+}
+
+#[test]
+fn helm_golden_copy_matches_the_templates() {
+    let added = added_to_the_article_by("edit --plugins helm");
     assert!(added.keys().any(|p| p.starts_with("dist/chart/templates")));
-    matches_golden(&helm_golden_dir(), &added);
+    matches_golden(&testdata("k8s-operator-talk-helm"), &added);
+}
+
+#[test]
+fn webhook_golden_copy_matches_the_templates() {
+    let added = added_to_the_article_by(
+        "create webhook --version v1alpha1 --kind Application --defaulting --programmatic-validation",
+    );
+    assert!(added.contains_key(Path::new("src/webhook/serve.rs")));
+    assert!(added.contains_key(Path::new("src/webhook/v1alpha1/application.rs")));
+    matches_golden(&testdata("k8s-operator-talk-webhook"), &added);
 }

@@ -1,0 +1,160 @@
+//! The Application (minetto.dev/v1alpha1) webhooks called by a real kube-apiserver: the webhook
+//! server runs here as the manager runs it with `--webhook-url` (see `envtest/webhook.rs`).
+//! Skipped unless KUBEBUILDER_ASSETS names a folder holding `etcd`, `kube-apiserver` and
+//! `kubectl`.
+
+mod envtest;
+
+use std::time::Duration;
+
+use kube::Client;
+use kube::api::{Api, PostParams};
+
+use k8s_operator_talk::api::v1alpha1::Application;
+use k8s_operator_talk::webhook::certs::Validity;
+use k8s_operator_talk::webhook::configs::{self, Target};
+use k8s_operator_talk::webhook::{self, serve};
+
+use envtest::webhook::{NAMESPACE, Served, kubectl, registered, serve_webhooks, webhook_url};
+use envtest::{ControlPlane, eventually, install_crds};
+
+/// The sample of config/samples, which the webhooks admit.
+const SAMPLE: &str = include_str!("../config/samples/minetto.dev_v1alpha1_application.yaml");
+
+async fn start() -> Option<(ControlPlane, Client, Served)> {
+    let cp = ControlPlane::start()
+        .await
+        .expect("starting the control plane")?;
+    let admin = cp.client();
+    install_crds(
+        &admin,
+        k8s_operator_talk::api::crds().expect("merging CRD versions"),
+    )
+    .await
+    .expect("installing the CRDs");
+    let (port, url) = webhook_url();
+    let options = serve::Options {
+        addr: ([127, 0, 0, 1], port).into(),
+        target: Target::Url(url),
+        namespace: NAMESPACE.into(),
+        validity: Validity {
+            propagation: Duration::from_secs(1),
+            ..Validity::DEFAULT
+        },
+        cert_files: None,
+        listening: Default::default(),
+    };
+    let served = serve_webhooks(
+        &cp,
+        configs::roles(NAMESPACE, true),
+        |client, stop| async move {
+            serve::serve(client, webhook::hooks(), options, stop)
+                .await
+                .expect("serving the webhooks");
+        },
+    )
+    .await;
+    let api = objects(&admin);
+    let sample: Application = serde_saphyr::from_str(SAMPLE).expect("the sample parses");
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let names = (
+        configs::deployed(configs::MUTATING),
+        configs::deployed(configs::VALIDATING),
+    );
+    let hooks = webhook::hooks().len();
+    eventually("the webhooks registered", || {
+        registered(&admin, (&names.0, &names.1), hooks)
+    })
+    .await;
+    eventually("the webhooks to answer", || async {
+        api.create(&dry_run, &sample).await.ok()
+    })
+    .await;
+    Some((cp, admin, served))
+}
+
+fn objects(client: &Client) -> Api<Application> {
+    Api::namespaced(client.clone(), "default")
+}
+
+/// A manifest of a Application named `name` running `image` on `port`.
+fn manifest(name: &str, image: &str, port: i32) -> String {
+    format!(
+        "apiVersion: minetto.dev/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  image: {image}\n  port: {port}\n"
+    )
+}
+
+#[tokio::test]
+async fn an_invalid_image_is_refused_with_the_validators_message() {
+    let Some((cp, admin, _served)) = start().await else {
+        return;
+    };
+    let out = kubectl(
+        &cp,
+        &["apply", "-f", "-"],
+        &manifest("bad", "NGINX:latest", 80),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            r#"The Application "bad" is invalid: spec.image: Invalid value: "NGINX:latest""#
+        ),
+        "{stderr}"
+    );
+    assert!(objects(&admin).get_opt("bad").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn the_tag_is_defaulted_a_port_change_allowed_and_another_repository_refused() {
+    let Some((cp, admin, _served)) = start().await else {
+        return;
+    };
+    let out = kubectl(&cp, &["apply", "-f", "-"], &manifest("web", "nginx", 80)).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let api = objects(&admin);
+    assert_eq!(
+        api.get("web").await.unwrap().spec.image,
+        "nginx:latest",
+        "defaulted"
+    );
+
+    let out = kubectl(
+        &cp,
+        &["apply", "-f", "-"],
+        &manifest("web", "nginx:1.27", 8080),
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let web = api.get("web").await.unwrap();
+    assert_eq!(
+        (web.spec.image.as_str(), web.spec.port),
+        ("nginx:1.27", 8080)
+    );
+
+    let out = kubectl(
+        &cp,
+        &["apply", "-f", "-"],
+        &manifest("web", "redis:7", 8080),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("spec.image: Forbidden: the repository may not change"),
+        "{stderr}"
+    );
+    assert_eq!(api.get("web").await.unwrap().spec.image, "nginx:1.27");
+}
