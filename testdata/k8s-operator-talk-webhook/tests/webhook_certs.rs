@@ -280,21 +280,49 @@ async fn install_deployed_configurations(admin: &Client) -> (Target, (String, St
     (target, names)
 }
 
-/// Two replicas with the deployed roles keep one Secret and the configurations calling the
-/// Service (updated in place, not applied) through two rotations of a 24 s lifetime: whenever
-/// either has a serving certificate to serve, its CA is in the bundle the configurations hold,
-/// and they never both add a CA for one rotation.
-#[tokio::test]
-async fn two_replicas_rotate_the_installed_configurations_together() {
-    let Some(cp) = control_plane().await else {
-        return;
-    };
+/// A control plane as a cluster has it: the configurations config/webhook installs, and a
+/// client holding only the deployed roles (config/webhook/cert_role.yaml), as the manager runs.
+struct Deployed {
+    cp: ControlPlane,
+    admin: Client,
+    target: Target,
+    names: (String, String),
+    client: Client,
+}
+
+async fn deployed() -> Option<Deployed> {
+    let cp = control_plane().await?;
     let admin = cp.client();
     let (target, names) = install_deployed_configurations(&admin).await;
     let (cluster, role) = configs::roles(NAMESPACE, false);
     let client = webhook_client(&cp, cluster, role)
         .await
         .expect("granting the deployed roles");
+    Some(Deployed {
+        cp,
+        admin,
+        target,
+        names,
+        client,
+    })
+}
+
+/// Two replicas with the deployed roles keep one Secret and the configurations calling the
+/// Service (updated in place, not applied) through two rotations of a 24 s lifetime: whenever
+/// either has a serving certificate to serve, its CA is in the bundle the configurations hold,
+/// and they never both add a CA for one rotation.
+#[tokio::test]
+async fn two_replicas_rotate_the_installed_configurations_together() {
+    let Some(Deployed {
+        cp: _cp,
+        admin,
+        target,
+        names,
+        client,
+    }) = deployed().await
+    else {
+        return;
+    };
     let validity = Validity {
         lifetime: Duration::from_secs(24),
         propagation: Duration::from_secs(2),
@@ -379,15 +407,16 @@ async fn two_replicas_rotate_the_installed_configurations_together() {
 /// bundle from its Secret.
 #[tokio::test]
 async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installed_configurations() {
-    let Some(cp) = control_plane().await else {
+    let Some(Deployed {
+        cp,
+        admin,
+        target,
+        names,
+        client,
+    }) = deployed().await
+    else {
         return;
     };
-    let admin = cp.client();
-    let (target, names) = install_deployed_configurations(&admin).await;
-    let (cluster, role) = configs::roles(NAMESPACE, false);
-    let client = webhook_client(&cp, cluster, role)
-        .await
-        .expect("granting the deployed roles");
     let mut keeper = Keeper::new(client, webhook::hooks(), target, NAMESPACE, quick());
     let mut live = false;
     for _ in 0..3 {
