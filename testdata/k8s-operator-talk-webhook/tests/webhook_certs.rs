@@ -251,20 +251,21 @@ async fn a_rotation_keeps_every_request_succeeding() {
     served.stop().await;
 }
 
-/// The configurations as config/webhook installs them (calling the Service, no bundle), as
-/// `kubectl apply` would; the Service target and the configurations' names.
-async fn install_deployed_configurations(admin: &Client) -> (Target, (String, String)) {
-    let target = Target::Service {
-        name: configs::deployed(configs::SERVICE),
-        namespace: NAMESPACE.into(),
-    };
+/// Applies the configurations under their deployed names, calling `target` with `bundle`, as
+/// `manager` (kubectl, cert-manager's CA injector) would; their names.
+async fn apply_configurations(
+    admin: &Client,
+    target: &Target,
+    bundle: Option<&str>,
+    manager: &str,
+) -> (String, String) {
     let names = (
         configs::deployed(configs::MUTATING),
         configs::deployed(configs::VALIDATING),
     );
     let (mutating, validating) =
-        configs::configurations(&webhook::hooks(), &target, None, (&names.0, &names.1));
-    let params = PatchParams::apply("kubectl");
+        configs::configurations(&webhook::hooks(), target, bundle, (&names.0, &names.1));
+    let params = PatchParams::apply(manager);
     if let Some(m) = mutating {
         Api::<MutatingWebhookConfiguration>::all(admin.clone())
             .patch(&names.0, &params, &Patch::Apply(m))
@@ -277,6 +278,17 @@ async fn install_deployed_configurations(admin: &Client) -> (Target, (String, St
             .await
             .unwrap();
     }
+    names
+}
+
+/// The configurations as config/webhook installs them (calling the Service, no bundle), as
+/// `kubectl apply` would; the Service target and the configurations' names.
+async fn install_deployed_configurations(admin: &Client) -> (Target, (String, String)) {
+    let target = Target::Service {
+        name: configs::deployed(configs::SERVICE),
+        namespace: NAMESPACE.into(),
+    };
+    let names = apply_configurations(admin, &target, None, "kubectl").await;
     (target, names)
 }
 
@@ -550,26 +562,8 @@ async fn a_mounted_certificate_is_served_and_read_again_when_renewed() {
     let (port, url) = webhook_url();
     let (ca, issue) = cert_manager_ca();
     // What cert-manager's CA injector does: the configurations carry the CA bundle.
-    let names = (
-        configs::deployed(configs::MUTATING),
-        configs::deployed(configs::VALIDATING),
-    );
     let target = Target::Url(url);
-    let (mutating, validating) =
-        configs::configurations(&webhook::hooks(), &target, Some(&ca), (&names.0, &names.1));
-    let params = PatchParams::apply("cainjector");
-    if let Some(m) = mutating {
-        Api::<MutatingWebhookConfiguration>::all(admin.clone())
-            .patch(&names.0, &params, &Patch::Apply(m))
-            .await
-            .unwrap();
-    }
-    if let Some(v) = validating {
-        Api::<ValidatingWebhookConfiguration>::all(admin.clone())
-            .patch(&names.1, &params, &Patch::Apply(v))
-            .await
-            .unwrap();
-    }
+    let names = apply_configurations(&admin, &target, Some(&ca), "cainjector").await;
     // And the CRDs converting through the manager (`create webhook --conversion`) do too.
     let conversions = webhook::conversions();
     webhook::conversion::write_bundle(&admin, &conversions, &target, &ca)
