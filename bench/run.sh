@@ -10,7 +10,8 @@
 # the scaffolded projects and their logs (work/logs). Needs cargo, go, make, jq; the control
 # plane comes from hack/k8s-assets.sh (cached; a cold build takes about 10 minutes).
 #
-# Knobs (environment): SCAFFOLD_RUNS (10), APPS (1000), STEADY_S (60), SKIP_RELEASE_INCREMENTAL=1.
+# Knobs (environment): SCAFFOLD_RUNS (10), APPS (1000), STEADY_S (60), CONVERGE_RUNS (3),
+# SKIP_RELEASE_INCREMENTAL=1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +20,7 @@ KB_VERSION=v4.16.0
 SCAFFOLD_RUNS=${SCAFFOLD_RUNS:-10}
 APPS=${APPS:-1000}
 STEADY_S=${STEADY_S:-60}
+CONVERGE_RUNS=${CONVERGE_RUNS:-3}
 DOMAIN=minetto.dev
 REPO=github.com/eminetto/k8s-operator-talk
 # kubebuilder's deploy-image controller names its finalizer "<group>.<domain>/finalizer"; with an
@@ -221,6 +223,21 @@ step cp-kubebuilder "$HARNESS" --flavor=kubebuilder --manager="$WORK/bin/kubebui
   --steady="$STEADY_S" --out="$WORK/cp-kubebuilder.json" --logs="$LOGS/cp-kubebuilder"
 say "the API server alone: the children created directly, no operator"
 step floor "$HARNESS" --flavor=floor --apps="$APPS" --out="$WORK/floor.json" --logs="$LOGS/floor"
+# From one fresh control plane to the next, converge and floor each vary by up to 20% here: the
+# converge-to-floor ratio is judged on the medians of CONVERGE_RUNS runs of each, interleaved
+# (the two above first; the others with a short steady window, as only converge is read).
+OPS_RUNS=("$WORK/cp-opsdk.json") FLOOR_RUNS=("$WORK/floor.json")
+for i in $(seq 2 "$CONVERGE_RUNS"); do
+  say "the API server alone, then opsdk's operator, again ($i of $CONVERGE_RUNS)"
+  step "floor-$i" "$HARNESS" --flavor=floor --apps="$APPS" --out="$WORK/floor-$i.json" \
+    --logs="$LOGS/floor-$i"
+  step "cp-opsdk-$i" "$HARNESS" --flavor=opsdk --manager="$WORK/bin/opsdk-manager" \
+    --crds="$OPS_PROJECT/config/crd/bases" --group="$DOMAIN" --apps="$APPS" --steady=5 \
+    --out="$WORK/cp-opsdk-$i.json" --logs="$LOGS/cp-opsdk-$i"
+  OPS_RUNS+=("$WORK/cp-opsdk-$i.json") FLOOR_RUNS+=("$WORK/floor-$i.json")
+done
+CONVERGE_RUNS_JSON=$(jq -s -c 'map(.converge_s)' "${OPS_RUNS[@]}")
+FLOOR_RUNS_JSON=$(jq -s -c 'map(.deployments_plus_nodeport_services_s)' "${FLOOR_RUNS[@]}")
 rm -f "$LOGS"/cp-*/audit.log.gz
 gzip -f "$LOGS"/cp-*/audit.log
 
@@ -256,9 +273,11 @@ jq -n \
   --argjson kb_inc "${STEP_S[kb-incremental-build]}" \
   --argjson ops_mb "$OPS_BIN_MB" --argjson kb_mb "$KB_BIN_MB" --argjson kb_mb_default "$KB_BIN_DEFAULT_MB" \
   --argjson scaling "$SCALING_JSON" --argjson steps "$steps_json" --argjson versions "$versions" \
-  --argjson total "$TOTAL_S" --arg kbgroup "$KB_GROUP" '
+  --argjson total "$TOTAL_S" --arg kbgroup "$KB_GROUP" \
+  --argjson converge_runs "$CONVERGE_RUNS_JSON" --argjson floor_runs "$FLOOR_RUNS_JSON" '
   ($ops[0]) as $o | ($kb[0]) as $k | ($floor[0]) as $f |
   def pair(a; b): {opsdk: a, kubebuilder: b};
+  def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   {
     scaffold_ms: pair($ops_med; $kb_med),
     clean_debug_build_s: pair($ops_dbg; $kb_dbg),
@@ -274,17 +293,21 @@ jq -n \
     requests_per_app: pair($o.requests_per_app; $k.requests_per_app),
     gets_per_app: pair($o.gets_per_app; $k.gets_per_app),
     floor_1000_s: {floor: $f.deployments_plus_nodeport_services_s},
+    converge_1000_runs_s: {opsdk: $converge_runs},
+    floor_1000_runs_s: {floor: $floor_runs},
+    converge_over_floor: {opsdk: (($converge_runs | median) / ($floor_runs | median) * 100 | round / 100)},
     cpu_s: pair($o.cpu_s; $k.cpu_s),
     date: $date,
     machine: $machine,
     notes: ([
       "load average at start: \($load)",
       "scaffold: wall time of init + create api, median of \($runs) runs each, interleaved, fresh directory each; spread (min-max) opsdk \($ops_min)-\($ops_max) ms, kubebuilder \($kb_min)-\($kb_max) ms. opsdk is the release build and includes its rustfmt pass. kubebuilder \($versions.kubebuilder | split(";")[0] | ltrimstr("KubeBuilder: ")): init --domain minetto.dev --repo github.com/eminetto/k8s-operator-talk; create api --group \($kbgroup) --version v1alpha1 --kind Application --plugins deploy-image/v1-alpha --image nginx:latest --image-container-port 80; its go mod tidy and its controller-gen build (go install, make generate/manifests) run against a warm module cache and a warm GOCACHE (one untimed scaffold first). Medians: opsdk init \($ops_init) ms + create api \($ops_create) ms; kubebuilder init \($kb_init) ms + create api \($kb_create) ms",
-      "builds: opsdk project with cargo (registry downloaded by cargo fetch, CARGO_TARGET_DIR removed before each clean build); debug = cargo build (library, manager, crdgen), release = cargo build --release (the generated profile: opt-level s, incremental, strip); incremental = cargo build after editing one log message in src/controller/application.rs. kubebuilder project with go build -o bin/manager cmd/main.go (what make build runs after manifests/generate/fmt/vet), GOCACHE emptied before each clean build, module cache warm; its \"release\" is go build -trimpath -ldflags=\"-s -w\"; incremental = go build after editing one log message in internal/controller/application_controller.go",
+      "builds: opsdk project with cargo (registry downloaded by cargo fetch, CARGO_TARGET_DIR removed before each clean build); debug = cargo build (library, manager, crdgen; the generated dev profile: line tables only for the project, no debug info for dependencies), release = cargo build --release (the generated profile: opt-level s, incremental, strip, lto off, panic abort); incremental = cargo build after editing one log message in src/controller/application.rs. kubebuilder project with go build -o bin/manager cmd/main.go (what make build runs after manifests/generate/fmt/vet), GOCACHE emptied before each clean build, module cache warm; its \"release\" is go build -trimpath -ldflags=\"-s -w\"; incremental = go build after editing one log message in internal/controller/application_controller.go",
       "binary_mb: stripped manager binaries (opsdk release profile; go -ldflags=\"-s -w\"); kubebuilder'"'"'s default make build binary (with symbols and DWARF, the one run on the control plane) is \($kb_mb_default) MB",
       "control plane: etcd, kube-apiserver, kube-controller-manager \($versions.control_plane) (controllers: \($o.kube_controller_manager | join(", ")); its client rate limit lifted), fresh for each operator; no scheduler or kubelet, so Pods stay Pending. \($apps) Applications, one per namespace app-NNNN (namespaces made before the operator starts), same image nginx:latest, 1 replica, port 80, created with 32 requests in flight. managers: opsdk'"'"'s release binary, kubebuilder'"'"'s default go build binary (what make build makes), each with KUBECONFIG (admin), metrics off, probes on; kubebuilder'"'"'s with APPLICATION_IMAGE=nginx:latest",
       "converge_1000_s: from the first create to every child existing with the right spec, seen by a watch: opsdk Deployment and NodePort Service (Deployments alone: \($o.deployments_converged_s) s, Services: \($o.services_converged_s) s); kubebuilder Deployment only (its deploy-image controller makes no Service). Until converged, the API server took on average \($o.operator_request_latency_ms.create_to_converged["create services"] // "?") ms to answer opsdk'"'"'s Service creates and \($o.operator_request_latency_ms.create_to_converged["create deployments"] // "?") ms its Deployment creates; kubebuilder'"'"'s Deployment creates \($k.operator_request_latency_ms.create_to_converged["create deployments"] // "?") ms",
       "floor: the API server alone on the same kind of fresh control plane, no operator: the harness server-side applies \($f.apps) Deployments shaped like opsdk'"'"'s (\($f.deployments_s) s), then \($f.apps) NodePort Services (\($f.nodeport_services_s) s), \($f.in_flight) in flight; \($f.apps) more NodePort Services one at a time: \($f.nodeport_services_one_at_a_time_s) s (Service creation does not scale with concurrency). floor_1000_s is the first two added, Deployments + Services (\($f.deployments_plus_nodeport_services_s) s), stored as {\"floor\": n} (no operator, so no opsdk or kubebuilder value). No operator converges faster than that; half of kubebuilder'"'"'s converge time is \(($k.converge_s / 2 * 100 | round) / 100) s",
+      "converge_over_floor: the median of opsdk'"'"'s converge times over the median of the floors, \($converge_runs | length) runs of each on fresh control planes, interleaved (floor, opsdk, floor, ...): converge_1000_runs_s \($converge_runs | tostring), floor_1000_runs_s \($floor_runs | tostring). converge_1000_s and floor_1000_s are the first run of each",
       "rss: VmRSS of the manager 15 s after it is ready (idle) and after the steady-state window (1000); anonymous part idle/1000: opsdk \($o.rss_anon_idle_mb)/\($o.rss_anon_1000_mb) MB, kubebuilder \($k.rss_anon_idle_mb)/\($k.rss_anon_1000_mb) MB; peak (VmHWM) opsdk \($o.rss_peak_mb) MB, kubebuilder \($k.rss_peak_mb) MB",
       "steady state: the window starts \($o.steady_window_starts_after_create_s) s (opsdk) / \($k.steady_window_starts_after_create_s) s (kubebuilder) after the first create: at least 65 s after convergence (kubebuilder requeues one minute after creating a Deployment) and once kube-controller-manager has written nothing for 10 s; writes counted from the apiserver audit log by user agent (the operator'"'"'s only). steady_state_requests_60s: every request the operator sent in the window (same audit log, by when it was received: any verb, get, list, watch starts, creates, updates, patches, deletes) except its leader-election Lease requests (leases in coordination.k8s.io; opsdk \($o.steady_state_lease_requests), kubebuilder \($k.steady_state_lease_requests) left out), times 60 s / the window'"'"'s length (opsdk \($o.steady_window_s) s, kubebuilder \($k.steady_window_s) s); steady_state_writes_60s is the writes counted as they are, not scaled. apiserver_request_total over the same window, all clients, by verb: opsdk \($o.apiserver_request_total.steady_window_by_verb | tostring), kubebuilder \($k.apiserver_request_total.steady_window_by_verb | tostring)",
       "requests_per_app: the operator'"'"'s requests (audit log, by user agent) from the first create to the start of the steady window, divided by \($apps); by verb: opsdk \($o.operator_requests.create_to_steady_window | tostring), kubebuilder \($k.operator_requests.create_to_steady_window | tostring). gets_per_app: the same window and count, verb get only (single-object reads; not list or watch)",
@@ -335,6 +358,7 @@ jq -r '
   row("RSS with 1,000 Applications, MB"; .rss_1000_mb; "ratio <= 1/3"; yes(.rss_1000_mb.opsdk * 3 <= .rss_1000_mb.kubebuilder)),
   row("converge 1,000 Applications, s"; .converge_1000_s; "ratio <= 1/2"; yes(.converge_1000_s.opsdk * 2 <= .converge_1000_s.kubebuilder)),
   "| floor: 1,000 Deployments + 1,000 NodePort Services created by the API server alone, s | \(r(.floor_1000_s.floor)) | - | - | | no operator: the least opsdk'"'"'s converge can take |",
+  "| opsdk converge / floor, medians of \(.converge_1000_runs_s.opsdk | length) runs each | \(r(.converge_over_floor.opsdk)) | - | - | opsdk <= 1.5 | \(yes(.converge_over_floor.opsdk <= 1.5)) |",
   row("writes in 60 s of steady state"; .steady_state_writes_60s; "opsdk 0"; yes(.steady_state_writes_60s.opsdk == 0)),
   row("requests in 60 s of steady state, any verb, Lease renewals left out"; .steady_state_requests_60s; ""; ""),
   row("requests per Application to converge"; .requests_per_app; ""; ""),
