@@ -24,7 +24,7 @@ use crate::writer::{self, Force};
 /// Adds to `plan` opsdk's own files rendered from `project` (`ctx`), removing those that now
 /// render to nothing, and PROJECT itself.
 fn regenerate(root: &Path, ctx: &ProjectContext, project: &Project, plan: &mut Plan) -> Result<()> {
-    check_webhook_interface(root)?;
+    check_webhook_interface(root, ctx)?;
     let generated = render(Scope::Generated, ctx, None)?;
     for path in &generated.empty {
         plan.remove(path.clone(), String::new(), Policy::RemoveGenerated, true);
@@ -42,14 +42,29 @@ fn regenerate(root: &Path, ctx: &ProjectContext, project: &Project, plan: &mut P
 
 /// The webhook runtime is written only into projects with webhooks; a manager that starts
 /// its server directly (`src/main.rs` of a project made by an earlier opsdk) would no longer
-/// build, so such a project is refused before anything is written.
-fn check_webhook_interface(root: &Path) -> Result<()> {
+/// build, so such a project is refused before anything is written. So is a validating
+/// webhook's file without `VALIDATE_DELETE`, which the regenerated `webhook::hooks` reads.
+fn check_webhook_interface(root: &Path, ctx: &ProjectContext) -> Result<()> {
     let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap_or_default();
     if main.contains("webhook::serve::serve(") {
         anyhow::bail!(
             "{}: starts the webhook server itself (`webhook::serve::serve`), as projects made by an earlier opsdk do; opsdk now writes that server only into projects with webhooks\nhelp: in src/main.rs, flatten `webhook::Flags` into the manager's flags and start the webhooks with `webhook::run(client, flags, listening, stop)`, as `opsdk init` writes it today",
             root.join("src/main.rs").display()
         );
+    }
+    for resource in ctx.webhooks.iter().filter(|r| r.webhook.validation) {
+        let file = root.join(format!("src/webhook/{}.rs", resource.api_file));
+        // Not written yet: this command writes it, with the constant.
+        let Ok(hooks) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        if !hooks.contains("const VALIDATE_DELETE") {
+            anyhow::bail!(
+                "{}: declares no `VALIDATE_DELETE`, which the validating webhook now reads to know whether the API server sends it deletes (an earlier opsdk sent every delete)\nhelp: add `pub const VALIDATE_DELETE: bool = false;` to it (true keeps deletes validated, but then no {} can be deleted while the manager is down)",
+                file.display(),
+                resource.kind
+            );
+        }
     }
     Ok(())
 }

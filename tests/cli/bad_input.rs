@@ -187,3 +187,22 @@ fn a_manager_that_starts_the_webhook_server_itself() {
         "starts the webhook server itself (`webhook::serve::serve`), as projects made by an earlier opsdk do; opsdk now writes that server only into projects with webhooks\nhelp: in src/main.rs, flatten `webhook::Flags`",
     );
 }
+
+#[test]
+fn a_validating_webhook_file_without_validate_delete() {
+    // The Application's webhook file as an earlier opsdk wrote it: the regenerated
+    // `webhook::hooks` reads its `VALIDATE_DELETE`, so regenerating would break the build.
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    create_webhook_cmd(&dir, ARTICLE_WEBHOOKS).assert().success();
+    let hooks = dir.join("src/webhook/v1alpha1/application.rs");
+    let old = std::fs::read_to_string(&hooks)
+        .unwrap()
+        .replace("pub const VALIDATE_DELETE: bool = false;", "");
+    std::fs::write(&hooks, old).unwrap();
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &args("--version v1 --kind Widget")),
+        "application.rs: declares no `VALIDATE_DELETE`, which the validating webhook now reads to know whether the API server sends it deletes (an earlier opsdk sent every delete)\nhelp: add `pub const VALIDATE_DELETE: bool = false;` to it (true keeps deletes validated, but then no Application can be deleted while the manager is down)",
+    );
+}

@@ -8,7 +8,7 @@ mod envtest;
 use std::time::Duration;
 
 use kube::Client;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 
 use k8s_operator_talk::api::v1alpha1::Application;
 use k8s_operator_talk::webhook::certs::Validity;
@@ -74,6 +74,42 @@ async fn start() -> Option<(ControlPlane, Client, Served)> {
     })
     .await;
     Some((cp, admin, served))
+}
+
+/// Deletes reach the validating webhook only when its `VALIDATE_DELETE` is on (off by default,
+/// as kubebuilder's `verbs=create;update`); otherwise a Application is deleted even while no
+/// replica of the manager answers, so a manager that is down cannot hold up a namespace's
+/// deletion.
+#[tokio::test]
+async fn a_delete_needs_the_webhooks_only_when_validate_delete_is_on() {
+    let Some((_cp, admin, served)) = start().await else {
+        return;
+    };
+    let api = objects(&admin);
+    let sample: Application = serde_saphyr::from_str(SAMPLE).expect("the sample parses");
+    let name = sample.metadata.name.clone().expect("the sample is named");
+    api.create(&PostParams::default(), &sample)
+        .await
+        .expect("admitted through the webhooks");
+    served.stop().await;
+    let validating = webhook::hooks()
+        .iter()
+        .any(|hook| hook.path == "/validate-minetto-dev-v1alpha1-application");
+    let deleted = api.delete(&name, &DeleteParams::default()).await;
+    if validating && webhook::v1alpha1::application::VALIDATE_DELETE {
+        let refused =
+            deleted.expect_err("refused: the validating webhook sees deletes and nothing answers");
+        assert!(
+            refused.to_string().contains("failed calling webhook"),
+            "{refused}"
+        );
+    } else {
+        deleted.expect("deleted with no webhook answering");
+        eventually("the sample gone", || async {
+            api.get_opt(&name).await.unwrap().is_none().then_some(())
+        })
+        .await;
+    }
 }
 
 fn objects(client: &Client) -> Api<Application> {

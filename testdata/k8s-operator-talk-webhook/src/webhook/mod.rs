@@ -120,7 +120,11 @@ pub fn hooks() -> Vec<Hook> {
             group: "minetto.dev",
             version: "v1alpha1",
             plural: "applications",
-            operations: &["CREATE", "UPDATE", "DELETE"],
+            operations: if v1alpha1::application::VALIDATE_DELETE {
+                &["CREATE", "UPDATE", "DELETE"]
+            } else {
+                &["CREATE", "UPDATE"]
+            },
             handle: |body| {
                 use v1alpha1::application as hook;
                 let validators = admission::Validators {
