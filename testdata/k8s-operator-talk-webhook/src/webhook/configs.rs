@@ -12,8 +12,9 @@ use k8s_openapi::api::admissionregistration::v1::{
     ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
-use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
 
 /// One admission webhook: where the manager serves it and what the API server sends it.
 #[derive(Clone, Copy)]
@@ -248,12 +249,12 @@ impl Configuration for ValidatingWebhookConfiguration {
 }
 
 /// Makes the configuration `name` carry `ca`: applies `wanted` whole for a URL target, else
-/// sets `ca` in each of our webhooks' client config, replacing the configuration only when
-/// that changes it (a conflict is an error: the next check retries). Nothing to do without
-/// `wanted` (no webhook of its type). A webhook calling another manager (a Service in
-/// another namespace, or a deployed one seen from `--webhook-url`) is left alone: writing
-/// our bundle there would make the API server distrust that manager. Then the bundle is not
-/// live, and the keeper rotates nothing.
+/// sets `ca` in each of our webhooks' client config, patching only those bundles and only when
+/// one differs (on the version read: a conflict is an error, and the next check retries).
+/// Nothing to do without `wanted` (no webhook of its type). A webhook calling another manager
+/// (a Service in another namespace, or a deployed one seen from `--webhook-url`) is left
+/// alone: writing our bundle there would make the API server distrust that manager. Then the
+/// bundle is not live, and the keeper rotates nothing.
 async fn sync<K: Configuration>(
     client: &Client,
     name: &str,
@@ -291,28 +292,48 @@ async fn sync<K: Configuration>(
         );
         return Ok(false);
     };
-    let mut changed = false;
+    let version = config.resource_version().unwrap_or_default();
+    let mut stale = Vec::new();
     let mut foreign = None;
-    for (webhook, client_config) in config.client_configs() {
+    for (index, (webhook, client_config)) in config.client_configs().into_iter().enumerate() {
         if !hooks.iter().any(|h| h.name == webhook) {
             continue;
         }
         if !target.is_called_by(client_config) {
             foreign = Some(describe(client_config));
         } else if client_config.ca_bundle.as_ref() != Some(ca) {
-            client_config.ca_bundle = Some(ca.clone());
-            changed = true;
+            stale.push(index);
         }
     }
     if let Some(calls) = foreign {
         tracing::warn!(configuration = name, %calls, "the webhook configuration calls another manager: its CA bundle is left alone");
         return Ok(false);
     }
-    if changed {
-        api.replace(&config.name_any(), &PostParams::default(), &config)
+    if !stale.is_empty() {
+        let bundles = stale.iter().map(|index| {
+            let path = format!("/webhooks/{index}/clientConfig/caBundle");
+            (path, json!(ca))
+        });
+        let patch = versioned_patch(&version, bundles).map_err(kube::Error::SerdeError)?;
+        api.patch(name, &PatchParams::default(), &Patch::Json::<()>(patch))
             .await?;
     }
     Ok(true)
+}
+
+/// A JSON patch setting each (path, value) of `fields`, which the API server refuses unless
+/// the object is still at `version`. The manager writes only the fields it owns this way: a
+/// typed replace would also send back, as this build knows them, every field of the object,
+/// and drop those of a newer API server (a CRD's schema keywords above all).
+pub(crate) fn versioned_patch(
+    version: &str,
+    fields: impl IntoIterator<Item = (String, Value)>,
+) -> Result<json_patch::Patch, serde_json::Error> {
+    let check = json!({"op": "test", "path": "/metadata/resourceVersion", "value": version});
+    let sets = fields
+        .into_iter()
+        .map(|(path, value)| json!({"op": "add", "path": path, "value": value}));
+    serde_json::from_value(Value::Array(std::iter::once(check).chain(sets).collect()))
 }
 
 /// What the manager needs to keep its certificates: its Secret (in `namespace`: created when
@@ -336,7 +357,7 @@ pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
     let mut cluster_rules = vec![rule(
         "admissionregistration.k8s.io",
         &configurations,
-        &["get", "update"],
+        &["get", "patch"],
         configs,
     )];
     let crds: Vec<String> = super::conversions()
@@ -347,7 +368,7 @@ pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
         cluster_rules.push(rule(
             "apiextensions.k8s.io",
             &["customresourcedefinitions"],
-            &["get", "update"],
+            &["get", "patch"],
             crds,
         ));
     }
@@ -389,4 +410,32 @@ pub fn roles_yaml() -> Result<String, serde_saphyr::SerializeError> {
         serde_saphyr::to_string(&with_kind(cluster)?)?,
         serde_saphyr::to_string(&with_kind(role)?)?
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::ByteString;
+    use serde_json::json;
+
+    use super::versioned_patch;
+
+    #[test]
+    fn a_bundle_patch_sets_only_the_bundles_and_only_on_the_version_read() {
+        let config = json!({
+            "metadata": {"name": "m", "resourceVersion": "7"},
+            "webhooks": [
+                {"name": "theirs", "clientConfig": {"url": "https://x"}, "fieldOfANewerServer": 1},
+                {"name": "ours", "clientConfig": {"caBundle": "b2xk"}, "fieldOfANewerServer": 2},
+            ],
+        });
+        let ca = json!(ByteString(b"ca".to_vec()));
+        let bundle = || [("/webhooks/1/clientConfig/caBundle".to_string(), ca.clone())];
+        let mut patched = config.clone();
+        json_patch::patch(&mut patched, &versioned_patch("7", bundle()).unwrap()).unwrap();
+        let mut expected = config.clone();
+        expected["webhooks"][1]["clientConfig"]["caBundle"] = json!("Y2E=");
+        assert_eq!(patched, expected);
+        let mut stale = config.clone();
+        assert!(json_patch::patch(&mut stale, &versioned_patch("6", bundle()).unwrap()).is_err());
+    }
 }

@@ -11,15 +11,15 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceConversion, CustomResourceDefinition, ServiceReference, WebhookClientConfig,
     WebhookConversion,
 };
-use kube::Client;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::core::Status;
 use kube::core::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
+use kube::{Client, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::configs::{SERVICE, Target};
+use super::configs::{SERVICE, Target, versioned_patch};
 
 /// Where the manager serves conversions, as kubebuilder routes them.
 pub const PATH: &str = "/convert";
@@ -227,8 +227,8 @@ pub fn with_webhook(mut crd: CustomResourceDefinition) -> CustomResourceDefiniti
     crd
 }
 
-/// Makes the CRDs of `conversions` call `target` and trust `bundle`, updating each (on its
-/// resourceVersion) only when that changes it. Returns whether all of them do now; a CRD
+/// Makes the CRDs of `conversions` call `target` and trust `bundle`, patching each one's
+/// `spec.conversion` (on its resourceVersion) only when that changes it. Returns whether all of them do now; a CRD
 /// not installed yet is a warning.
 pub async fn write_bundle(
     client: &Client,
@@ -240,7 +240,7 @@ pub async fn write_bundle(
     let wanted = crd_conversion(target, Some(bundle));
     let mut all = true;
     for conversion in conversions {
-        let Some(mut crd) = api.get_opt(conversion.crd).await? else {
+        let Some(crd) = api.get_opt(conversion.crd).await? else {
             tracing::warn!(
                 crd = conversion.crd,
                 "no CRD to write the conversion webhook's CA bundle into: install it (make install)"
@@ -249,9 +249,16 @@ pub async fn write_bundle(
             continue;
         };
         if crd.spec.conversion.as_ref() != Some(&wanted) {
-            crd.spec.conversion = Some(wanted.clone());
-            api.replace(conversion.crd, &PostParams::default(), &crd)
-                .await?;
+            let version = crd.resource_version().unwrap_or_default();
+            let patch = serde_json::to_value(&wanted)
+                .and_then(|value| versioned_patch(&version, [("/spec/conversion".into(), value)]))
+                .map_err(kube::Error::SerdeError)?;
+            api.patch(
+                conversion.crd,
+                &PatchParams::default(),
+                &Patch::Json::<()>(patch),
+            )
+            .await?;
         }
     }
     Ok(all)
