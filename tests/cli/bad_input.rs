@@ -194,7 +194,9 @@ fn a_validating_webhook_file_without_validate_delete() {
     // `webhook::hooks` reads its `VALIDATE_DELETE`, so regenerating would break the build.
     let (_tmp, dir) = project_dir();
     article_project(&dir);
-    create_webhook_cmd(&dir, ARTICLE_WEBHOOKS).assert().success();
+    create_webhook_cmd(&dir, ARTICLE_WEBHOOKS)
+        .assert()
+        .success();
     let hooks = dir.join("src/webhook/v1alpha1/application.rs");
     let old = std::fs::read_to_string(&hooks)
         .unwrap()
