@@ -17,6 +17,7 @@ use crate::writer::Force;
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
+    let old = project.clone();
     let external = external_crd(args)?;
     let (resource, note) = match &external {
         Some(crd) => (external_resource(&project, args, crd)?, None),
@@ -73,6 +74,8 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
 
     let mut plan = render(Scope::Resource, &ctx, Some(&resource_ctx))?;
     super::regenerate(root, &ctx, &project, &mut plan)?;
+    // The README names the API groups: a kind in a new group changes it.
+    super::refresh_readme(&old, &project, &mut plan)?;
     if let Some(crd) = external {
         // The types are the user's to adjust (like the API types), the CRD copy theirs to
         // update; both written once.

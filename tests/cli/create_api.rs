@@ -55,6 +55,19 @@ fn a_group_prefixes_the_domain() {
 }
 
 #[test]
+fn a_second_group_is_named_in_the_readme() {
+    // The README names the project's API groups; a README that fell behind would then count
+    // as the user's and stop following the webhooks and the chart.
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let out = create_api(&dir, &args("--group ops --version v1 --kind Gadget"));
+    assert!(out.contains("update README.md"), "{out}");
+    assert!(read(&dir, "README.md").contains("Its APIs live in groups under `minetto.dev`"));
+    let out = create_webhook(&dir, ARTICLE_WEBHOOKS);
+    assert!(out.contains("update README.md"), "{out}");
+}
+
+#[test]
 fn boolean_flags_take_bare_and_false_forms() {
     let (_tmp, dir) = project_dir();
     init(&dir);

@@ -2,10 +2,6 @@
 
 use crate::support::*;
 
-fn create_webhook(dir: &std::path::Path, args: &[&str]) -> String {
-    succeed(dir, &[&["create", "webhook"], args].concat())
-}
-
 /// `create webhook args` is refused with `needle` and changes nothing.
 fn webhook_refused(dir: &std::path::Path, args: &[&str], needle: &str) {
     assert_refused(dir, &mut create_webhook_cmd(dir, args), needle);

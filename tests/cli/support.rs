@@ -53,6 +53,11 @@ pub fn create_api_cmd(dir: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// `opsdk create webhook args` in `dir`; expects success and returns its stdout.
+pub fn create_webhook(dir: &Path, args: &[&str]) -> String {
+    succeed(dir, &[&["create", "webhook"], args].concat())
+}
+
 /// `opsdk create webhook args` in `dir`, not yet run.
 pub fn create_webhook_cmd(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = opsdk(dir);
