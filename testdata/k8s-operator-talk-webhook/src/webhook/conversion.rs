@@ -228,8 +228,8 @@ pub fn with_webhook(mut crd: CustomResourceDefinition) -> CustomResourceDefiniti
 }
 
 /// Makes the CRDs of `conversions` call `target` and trust `bundle`, patching each one's
-/// `spec.conversion` (on its resourceVersion) only when that changes it. Returns whether all of them do now; a CRD
-/// not installed yet is a warning.
+/// `spec.conversion` (on its resourceVersion) only when that changes it. Returns whether all
+/// of them do now; a CRD not installed yet is a warning.
 pub async fn write_bundle(
     client: &Client,
     conversions: &[Conversion],

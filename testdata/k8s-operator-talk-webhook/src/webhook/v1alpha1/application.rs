@@ -8,6 +8,12 @@
 use crate::api::v1alpha1::Application;
 use crate::webhook::admission::{FieldError, Verdict};
 
+/// Whether the API server asks `validate_delete` before deleting Application objects. Off, as
+/// in kubebuilder (`verbs=create;update`): with it on, none can be deleted, nor the namespace
+/// holding one, while no replica of the manager answers (failurePolicy Fail).
+/// `make manifests` writes the choice into config/webhook.
+pub const VALIDATE_DELETE: bool = false;
+
 /// Fills in what was left out: an image without a tag or digest gets `:latest`, so that
 /// what runs is written down. (`replicas` and `port` have defaults in the CRD schema.)
 pub fn default(app: &mut Application) {
@@ -44,12 +50,6 @@ pub fn validate_update(old: &Application, new: &Application) -> Verdict {
     }
     Ok(())
 }
-
-/// Whether the API server asks `validate_delete` before it deletes a Application. Off, as in
-/// kubebuilder (`verbs=create;update`): with it on, no Application can be deleted, nor the
-/// namespace holding one, while no replica of the manager answers (failurePolicy Fail).
-/// `make manifests` writes the choice into config/webhook.
-pub const VALIDATE_DELETE: bool = false;
 
 /// Called only when `VALIDATE_DELETE` is on.
 pub fn validate_delete(_app: &Application) -> Verdict {
