@@ -54,7 +54,7 @@ pub async fn reconcile(obj: Arc<{{ r.kind }}>, state: Arc<State>) -> Result<Acti
     match &result {
         Ok(_) => state.ctx.retries.forget(&key),
         Err(err) if !state.ctx.retries.failing(&key) => {
-            state.ctx.publish(obj.as_ref(), EventType::Warning, err.reason(), err.message()).await;
+            state.ctx.publish(obj.as_ref(), EventType::Warning, err.reason(), err.message());
         }
         Err(_) => {}
     }

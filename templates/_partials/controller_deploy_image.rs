@@ -73,7 +73,7 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
     // One event per reconcile, and only when something was written.
     let changes: Vec<String> = [describe(&deployment), describe(&service)].into_iter().flatten().collect();
     if let Some(reason) = deployment.change().or(service.change()) {
-        ctx.publish(obj, EventType::Normal, reason, changes.join(", ")).await;
+        ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
     }
     Ok(action)
 }
@@ -133,7 +133,7 @@ async fn cleanup(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &
     info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
     if !deleted.is_empty() {
         let note = format!("Deleted {}", deleted.join(", "));
-        state.ctx.publish(obj, EventType::Normal, "Deleted", note).await;
+        state.ctx.publish(obj, EventType::Normal, "Deleted", note);
     }
     Ok(Action::await_change())
 }

@@ -1,4 +1,4 @@
-//! State shared by every reconciler: the client, the events' reporter, metrics, the retry
+//! State shared by every reconciler: the client, the event recorder, metrics, the retry
 //! schedule and the manager's settings.
 
 use std::collections::HashMap;
@@ -7,24 +7,21 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tracing::warn;
 
 use crate::Result;
+use crate::events::Events;
 use crate::metrics::Metrics;
 use crate::retry::Retries;
 use crate::watches::{Namespaces, Watches};
 
 pub struct Context {
     pub client: Client,
-    /// Who the events come from. Each event gets a `Recorder` of its own, as kube documents:
-    /// a shared one keeps every event it sent in a cache that it only trims when it sends the
-    /// next, so a quiet manager would hold its last burst of events for good. We announce a
-    /// change once, not on every retry, so there is no series for that cache to count.
-    reporter: Reporter,
+    /// Records events in the background (see `events`).
+    pub events: Events,
     pub metrics: Arc<Metrics>,
     pub retries: Retries,
     pub settings: Settings,
@@ -73,7 +70,7 @@ impl Context {
             instance: std::env::var("POD_NAME").ok(),
         };
         Context {
-            reporter,
+            events: Events::start(client.clone(), reporter),
             client,
             metrics,
             retries: Retries::default(),
@@ -83,9 +80,9 @@ impl Context {
         }
     }
 
-    /// Records an event on `obj`. Best effort: failing to record one must not fail the
-    /// reconcile, so the failure is only logged.
-    pub async fn publish<K>(&self, obj: &K, type_: EventType, reason: &str, note: String)
+    /// Records an event on `obj` in the background. Best effort: failing to record one must
+    /// not fail or slow the reconcile, so a failure is only logged.
+    pub fn publish<K>(&self, obj: &K, type_: EventType, reason: &str, note: String)
     where
         K: Resource<DynamicType = ()>,
     {
@@ -96,10 +93,7 @@ impl Context {
             action: "Reconcile".into(),
             secondary: None,
         };
-        let recorder = Recorder::new(self.client.clone(), self.reporter.clone());
-        if let Err(err) = recorder.publish(&event, &obj.object_ref(&())).await {
-            warn!("recording event {reason}: {err}");
-        }
+        self.events.publish(event, obj.object_ref(&()));
     }
 }
 
@@ -165,8 +159,7 @@ impl Context {
         if let Err(err) = &outcome
             && changed
         {
-            self.publish(obj, EventType::Warning, err.reason(), err.message())
-                .await;
+            self.publish(obj, EventType::Warning, err.reason(), err.message());
         }
         outcome.map(|value| (value, Action::requeue(self.settings.sync_period)))
     }

@@ -8,6 +8,7 @@ pub mod api;
 pub mod context;
 pub mod controller;
 pub mod error;
+pub mod events;
 pub mod leader;
 pub mod metrics;
 pub mod metrics_auth;

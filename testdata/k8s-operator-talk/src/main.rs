@@ -27,6 +27,8 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 /// has left the webhook Service a moment after the kubelet signals it, and calls it until
 /// then. With the 5 s drain after it, within the Pod's 10 s grace period.
 const WEBHOOK_LINGER: Duration = Duration::from_secs(3);
+/// How long the last reconciles' events may take to be recorded at shutdown.
+const EVENTS_FLUSH: Duration = Duration::from_secs(2);
 /// How often a metrics certificate read from files is checked for a renewal.
 const CERT_RELOAD_PERIOD: Duration = Duration::from_secs(10);
 
@@ -221,6 +223,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(leadership) = leadership {
         leadership.release().await;
     }
+    ctx.events.flush(EVENTS_FLUSH).await;
     stopped(servers, webhooks).await
 }
 
