@@ -31,22 +31,14 @@ use crate::controller::rollout::{Rollout, rollout};
 use crate::rbac::Rule;
 use crate::{Context, Error, Result, watches};
 
-/// Name of this controller in logs and metrics.
-const CONTROLLER: &str = "{{ r.name_stem }}";
-/// Field manager of this controller's writes: one per controller, so that two controllers
-/// writing the same field show up as a conflict instead of silently taking turns.
-const FIELD_MANAGER: &str = "{{ project.name }}-{{ r.name_stem }}";
+{% include "_partials/controller_names.rs" %}
 /// Holds each {{ r.kind }} until its children are cleaned up.
 pub const FINALIZER: &str = "{{ r.finalizer }}";
 /// All this controller may do: `make manifests` writes these rules into
 /// config/rbac/role.yaml, and the envtest suite runs the controller with exactly these.
 /// A new permission goes here.
 pub const RBAC: &[Rule] = &[
-    // Watched; the finalizer is added and removed with a patch.
-    Rule { api_groups: &["{{ r.api_group }}"], resources: &["{{ r.plural }}"], verbs: &["list", "watch", "patch"] },
-    Rule { api_groups: &["{{ r.api_group }}"], resources: &["{{ r.plural }}/status"], verbs: &["patch"] },
-    // An ownerReference that blocks the owner's deletion needs `update` on its finalizers.
-    Rule { api_groups: &["{{ r.api_group }}"], resources: &["{{ r.plural }}/finalizers"], verbs: &["update"] },
+{% include "_partials/controller_own_rules.rs" %}
     // Children: read from the watch caches (`get` only when a name is already taken),
     // created, corrected and deleted.
     Rule { api_groups: &["apps"], resources: &["deployments"], verbs: &["get", "list", "watch", "create", "patch", "delete"] },
