@@ -1,19 +1,7 @@
 {% for group in groups %}
 {%- if group.module %}
 pub mod {{ group.module }} {
-{%- for version in group.versions %}
-    pub mod {{ version.module }} {
-{%- for kind in version.kinds %}
-        mod {{ kind.module }};
-        pub use {{ kind.module }}::*;
-{%- if kind.hub and kind.hub != kind.version %}
-        mod {{ kind.conversion_module }};
 {%- endif %}
-{%- endfor %}
-    }
-{%- endfor %}
-}
-{%- else %}
 {%- for version in group.versions %}
 pub mod {{ version.module }} {
 {%- for kind in version.kinds %}
@@ -25,5 +13,7 @@ pub mod {{ version.module }} {
 {%- endfor %}
 }
 {%- endfor %}
+{%- if group.module %}
+}
 {%- endif %}
 {% endfor %}
