@@ -7,122 +7,32 @@ use crate::support::*;
 /// `Event`), irregular plurals (`Person` -> `people`, `Self` -> `selves`, as kubebuilder has
 /// them), a second version of a kind, two groups, and a kind whose two versions convert
 /// through a conversion webhook.
-pub const KINDS: &[&[&str]] = &[
-    &["--version", "v1alpha1", "--kind", "Application"],
-    &["--version", "v1alpha1", "--kind", "Widget"],
-    &["--version", "v1", "--kind", "Widget", "--controller=false"],
-    &["--group", "batch", "--version", "v1", "--kind", "Person"],
-    &["--group", "batch", "--version", "v1", "--kind", "Type"],
-    &[
-        "--group",
-        "batch",
-        "--version",
-        "v1beta1",
-        "--kind",
-        "String",
-        "--namespaced=false",
-    ],
-    &[
-        "--group",
-        "apps",
-        "--version",
-        "v1",
-        "--kind",
-        "Deployment",
-        "--deploy-image",
-    ],
-    &["--group", "apps", "--version", "v1", "--kind", "Self"],
-    &[
-        "--group",
-        "apps",
-        "--version",
-        "v1",
-        "--kind",
-        "Service",
-        "--deploy-image",
-    ],
-    &["--group", "apps", "--version", "v1", "--kind", "Event"],
-    &[
-        "--group",
-        "ship",
-        "--version",
-        "v1",
-        "--kind",
-        "Cruiser",
-        "--controller=false",
-    ],
-    &[
-        "--group",
-        "ship",
-        "--version",
-        "v2",
-        "--kind",
-        "Cruiser",
-        "--controller=false",
-    ],
+pub const KINDS: &[&str] = &[
+    "--version v1alpha1 --kind Application",
+    "--version v1alpha1 --kind Widget",
+    "--version v1 --kind Widget --controller=false",
+    "--group batch --version v1 --kind Person",
+    "--group batch --version v1 --kind Type",
+    "--group batch --version v1beta1 --kind String --namespaced=false",
+    "--group apps --version v1 --kind Deployment --deploy-image",
+    "--group apps --version v1 --kind Self",
+    "--group apps --version v1 --kind Service --deploy-image",
+    "--group apps --version v1 --kind Event",
+    "--group ship --version v1 --kind Cruiser --controller=false",
+    "--group ship --version v2 --kind Cruiser --controller=false",
 ];
 
 /// Webhooks on kinds of every shape: a skeleton with both, one in a group with defaulting
 /// only, a cluster-scoped one with validation only, a deploy-image kind, and two conversion
 /// webhooks: Widget's v1 the hub of v1alpha1 (the version with a controller and admission
 /// webhooks), and Cruiser's v1 the hub of v2, whose schema the generated test changes.
-pub const WEBHOOKS: &[&[&str]] = &[
-    &[
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "Widget",
-        "--defaulting",
-        "--programmatic-validation",
-    ],
-    &[
-        "--group",
-        "batch",
-        "--version",
-        "v1",
-        "--kind",
-        "Person",
-        "--defaulting",
-    ],
-    &[
-        "--group",
-        "batch",
-        "--version",
-        "v1beta1",
-        "--kind",
-        "String",
-        "--programmatic-validation",
-    ],
-    &[
-        "--group",
-        "apps",
-        "--version",
-        "v1",
-        "--kind",
-        "Service",
-        "--defaulting",
-        "--programmatic-validation",
-    ],
-    &[
-        "--version",
-        "v1",
-        "--kind",
-        "Widget",
-        "--conversion",
-        "--spoke",
-        "v1alpha1",
-    ],
-    &[
-        "--group",
-        "ship",
-        "--version",
-        "v1",
-        "--kind",
-        "Cruiser",
-        "--conversion",
-        "--spoke",
-        "v2",
-    ],
+pub const WEBHOOKS: &[&str] = &[
+    "--version v1alpha1 --kind Widget --defaulting --programmatic-validation",
+    "--group batch --version v1 --kind Person --defaulting",
+    "--group batch --version v1beta1 --kind String --programmatic-validation",
+    "--group apps --version v1 --kind Service --defaulting --programmatic-validation",
+    "--version v1 --kind Widget --conversion --spoke v1alpha1",
+    "--group ship --version v1 --kind Cruiser --conversion --spoke v2",
 ];
 
 /// What a user does once Cruiser's versions differ: v1 holds one `port`, v2 a list of
@@ -152,13 +62,18 @@ pub fn change_cruiser_schemas(dir: &std::path::Path) {
     .unwrap();
 }
 
+/// The arguments of one line of `KINDS` or `WEBHOOKS`.
+fn args(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 pub fn many_kinds_project(dir: &std::path::Path) {
     init(dir);
-    for args in KINDS {
-        create_api(dir, args);
+    for line in KINDS {
+        create_api(dir, &args(line));
     }
-    for args in WEBHOOKS {
-        succeed(dir, &[&["create", "webhook"], *args].concat());
+    for line in WEBHOOKS {
+        succeed(dir, &[&["create", "webhook"], &args(line)[..]].concat());
     }
 }
 
@@ -251,8 +166,8 @@ fn adding_kinds_never_touches_a_line_the_user_wrote() {
         std::fs::write(&path, format!("{text}\n# user line in {file}\n")).unwrap();
     }
     let before: Vec<String> = edited.iter().map(|f| read(&dir, f)).collect();
-    for args in &KINDS[1..] {
-        create_api(&dir, args);
+    for line in &KINDS[1..] {
+        create_api(&dir, &args(line));
     }
     let after: Vec<String> = edited.iter().map(|f| read(&dir, f)).collect();
     assert_eq!(before, after);
