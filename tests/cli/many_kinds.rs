@@ -62,11 +62,6 @@ pub fn change_cruiser_schemas(dir: &std::path::Path) {
     .unwrap();
 }
 
-/// The arguments of one line of `KINDS` or `WEBHOOKS`.
-fn args(line: &str) -> Vec<&str> {
-    line.split_whitespace().collect()
-}
-
 pub fn many_kinds_project(dir: &std::path::Path) {
     init(dir);
     for line in KINDS {
