@@ -230,23 +230,22 @@ trait Configuration:
     fn client_configs(&mut self) -> Vec<(String, &mut WebhookClientConfig)>;
 }
 
-impl Configuration for MutatingWebhookConfiguration {
-    fn client_configs(&mut self) -> Vec<(String, &mut WebhookClientConfig)> {
-        let webhooks = self.webhooks.iter_mut().flatten();
-        webhooks
-            .map(|w| (w.name.clone(), &mut w.client_config))
-            .collect()
-    }
+/// Both kinds of configuration hold their webhooks alike (the types differ only in the
+/// webhooks' other fields), so one body serves both.
+macro_rules! configuration {
+    ($($kind:ty),+) => {$(
+        impl Configuration for $kind {
+            fn client_configs(&mut self) -> Vec<(String, &mut WebhookClientConfig)> {
+                let webhooks = self.webhooks.iter_mut().flatten();
+                webhooks
+                    .map(|w| (w.name.clone(), &mut w.client_config))
+                    .collect()
+            }
+        }
+    )+};
 }
 
-impl Configuration for ValidatingWebhookConfiguration {
-    fn client_configs(&mut self) -> Vec<(String, &mut WebhookClientConfig)> {
-        let webhooks = self.webhooks.iter_mut().flatten();
-        webhooks
-            .map(|w| (w.name.clone(), &mut w.client_config))
-            .collect()
-    }
-}
+configuration!(MutatingWebhookConfiguration, ValidatingWebhookConfiguration);
 
 /// Makes the configuration `name` carry `ca`: applies `wanted` whole for a URL target, else
 /// sets `ca` in each of our webhooks' client config, patching only those bundles and only when
