@@ -51,9 +51,13 @@ impl Events {
     /// that the last reconciles' events are not lost, and in tests.
     pub async fn flush(&self, limit: Duration) {
         let (done, recorded) = oneshot::channel();
-        if self.queue.send(Queued::Flush(done)).await.is_ok()
-            && tokio::time::timeout(limit, recorded).await.is_err()
-        {
+        // The limit covers the wait for room in a full queue too.
+        let flushed = async {
+            if self.queue.send(Queued::Flush(done)).await.is_ok() {
+                let _ = recorded.await;
+            }
+        };
+        if tokio::time::timeout(limit, flushed).await.is_err() {
             warn!("events still waiting to be recorded after {limit:?}; leaving them");
         }
     }
@@ -142,6 +146,24 @@ mod tests {
     #[tokio::test]
     async fn events_are_recorded_in_the_order_they_were_published() {
         assert_eq!(recorded(3).await, ["Event0", "Event1", "Event2"]);
+    }
+
+    #[tokio::test]
+    async fn flush_gives_up_after_its_limit_when_the_api_server_does_not_answer() {
+        let (events, mut server) = start();
+        events.publish(event("Stuck"), regarding());
+        // The recorder sends it and waits for an answer that never comes; then the queue fills.
+        let _unanswered = server
+            .next_request()
+            .await
+            .expect("the first event's request");
+        for n in 0..QUEUED {
+            events.publish(event(&format!("Event{n}")), regarding());
+        }
+        let flushed = events.flush(Duration::from_millis(100));
+        tokio::time::timeout(Duration::from_secs(5), flushed)
+            .await
+            .expect("flush waited past its limit");
     }
 
     #[tokio::test]
