@@ -3,18 +3,24 @@
 //! thousand new objects each announced once) takes one API request at a time instead of
 //! competing with the writes that make the children. Events are best effort: when the API
 //! server is down or slower than they come, the queue holds `QUEUED` and then drops the newest,
-//! with a warning in the log, instead of holding reconciles back.
+//! with a warning in the log, instead of holding reconciles back. Each event's request may take
+//! `SEND_TIMEOUT`: kube's client sets no read timeout, and one request left unanswered on a dead
+//! connection would otherwise stop every event after it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 use kube::runtime::events::{Event, Recorder, Reporter};
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 use tracing::warn;
 
 /// Events waiting to be recorded, at most (client-go's broadcaster queue holds as many).
 const QUEUED: usize = 1000;
+/// How long one event's request may take before it is given up.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 enum Queued {
     Event(Box<(Event, ObjectReference)>),
@@ -22,9 +28,13 @@ enum Queued {
     Flush(oneshot::Sender<()>),
 }
 
-/// Where events are queued; cheap to share. The recorder stops once this is dropped.
+/// Where events are queued (shared through the `Context`). The recorder stops once this is
+/// dropped.
 pub struct Events {
     queue: mpsc::Sender<Queued>,
+    /// Events dropped so far: logged at the 1st, 2nd, 4th, 8th... so that an outage does not
+    /// flood the log.
+    dropped: AtomicUsize,
 }
 
 impl Events {
@@ -32,18 +42,26 @@ impl Events {
     pub fn start(client: Client, reporter: Reporter) -> Self {
         let (queue, queued) = mpsc::channel(QUEUED);
         tokio::spawn(record(client, reporter, queued));
-        Events { queue }
+        Events {
+            queue,
+            dropped: AtomicUsize::new(0),
+        }
     }
 
     /// Queues `event` about the object `regarding`; never waits.
     pub fn publish(&self, event: Event, regarding: ObjectReference) {
         let reason = event.reason.clone();
-        if self
+        let why = match self
             .queue
             .try_send(Queued::Event(Box::new((event, regarding))))
-            .is_err()
         {
-            warn!("event {reason} dropped: {QUEUED} events are already waiting to be recorded");
+            Ok(()) => return,
+            Err(TrySendError::Full(_)) => "the queue is full",
+            Err(TrySendError::Closed(_)) => "the event recorder has stopped",
+        };
+        let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+        if dropped.is_power_of_two() {
+            warn!("event {reason} dropped ({dropped} so far): {why}");
         }
     }
 
@@ -73,8 +91,14 @@ async fn record(client: Client, reporter: Reporter, mut queued: mpsc::Receiver<Q
                 // manager would hold its last burst for good. A change is announced once,
                 // not on every retry, so there is no series for that cache to count.
                 let recorder = Recorder::new(client.clone(), reporter.clone());
-                if let Err(err) = recorder.publish(&event, &regarding).await {
-                    warn!("recording event {}: {err}", event.reason);
+                match tokio::time::timeout(SEND_TIMEOUT, recorder.publish(&event, &regarding)).await
+                {
+                    Ok(Ok(())) => {}
+                    Ok(Err(err)) => warn!("recording event {}: {err}", event.reason),
+                    Err(_) => warn!(
+                        "recording event {}: no answer within {SEND_TIMEOUT:?}",
+                        event.reason
+                    ),
                 }
             }
             Queued::Flush(done) => {
@@ -164,6 +188,31 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(5), flushed)
             .await
             .expect("flush waited past its limit");
+    }
+
+    /// The clock is paused and jumps ahead whenever every task waits, so `SEND_TIMEOUT` passes
+    /// at once.
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_request_does_not_stop_the_events_after_it() {
+        let (events, mut server) = start();
+        events.publish(event("Unanswered"), regarding());
+        events.publish(event("Next"), regarding());
+        let _unanswered = server
+            .next_request()
+            .await
+            .expect("the first event's request");
+        let next = tokio::time::timeout(Duration::from_secs(60), server.next_request());
+        let (request, _) = next
+            .await
+            .expect("the next event waited for the first")
+            .expect("a request");
+        let body = request
+            .into_body()
+            .collect_bytes()
+            .await
+            .expect("the request's body");
+        let body: serde_json::Value = serde_json::from_slice(&body).expect("a JSON event");
+        assert_eq!(body["reason"], "Next");
     }
 
     #[tokio::test]
