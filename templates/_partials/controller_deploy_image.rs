@@ -57,7 +57,11 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
     let ctx = &state.ctx;
     let outcome = ensure_children(obj, state).await;
     let (status, settling) = match &outcome {
-        Ok((deployment, _)) => (status(obj, deployment.object()), rollout_starting(deployment.object())),
+        Ok((deployment, _)) => {
+            let status = status(obj, deployment.object());
+            let settling = rollout_starting(deployment.object()) && !loses_ready(obj, &status);
+            (status, settling)
+        }
         Err(err) => (failed_status(obj, err), false),
     };
     let reported = ctx.report(api, obj, obj.status.as_ref(), &status, settling, FIELD_MANAGER, outcome);
@@ -77,6 +81,13 @@ fn rollout_starting(deployment: &appsv1::Deployment) -> bool {
     let desired = deployment.spec.replicas.unwrap_or(1);
     let status = deployment.status.clone().unwrap_or_default();
     status.observed_generation < deployment.metadata.generation || status.updated_replicas.unwrap_or(0) < desired
+}
+
+/// Whether `status` takes away the `Ready` that `obj` shows: written at once, never held back,
+/// so that nothing reads a `Ready=True` that no longer holds.
+fn loses_ready(obj: &{{ r.type_name }}, status: &{{ r.kind }}Status) -> bool {
+    let ready = |conditions: &[Condition]| ready_status(conditions) == Some("True");
+    obj.status.as_ref().is_some_and(|shown| ready(&shown.conditions)) && !ready(&status.conditions)
 }
 
 /// Both children at once: they do not depend on each other.
@@ -165,16 +176,28 @@ fn child_names(obj: &{{ r.type_name }}) -> ChildNames {
     }
 }
 
-/// `app: <name>` selects the Pods; the managed-by label scopes our watches.
-fn labels(obj: &{{ r.type_name }}) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        ("app".to_string(), obj.name_any()),
-        (MANAGED_BY.0.to_string(), MANAGED_BY.1.to_string()),
-    ])
+/// The children's and their Pods' labels are under this kind's own prefix, so that no one
+/// else's selector picks up our Pods and ours picks up no one else's: the Pods are selected by
+/// the owner's uid, which is this object's alone, not by its name, which anyone allowed to
+/// create {{ r.kind }}s chooses (`app: <name>` would put their Pods behind the Service of any
+/// workload labelled so, and that workload behind their NodePort). The name label is for people
+/// (`kubectl get pods -l {{ r.crd_name }}/name=<name>`); managed-by scopes our watches.
+const UID_LABEL: &str = "{{ r.crd_name }}/uid";
+const NAME_LABEL: &str = "{{ r.crd_name }}/name";
+
+fn uid(obj: &{{ r.type_name }}) -> Result<&str> {
+    obj.meta().uid.as_deref().ok_or_else(|| Error::MissingUid(obj.name_any()))
 }
 
-fn selector(obj: &{{ r.type_name }}) -> BTreeMap<String, String> {
-    BTreeMap::from([("app".to_string(), obj.name_any())])
+fn selector(uid: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([(UID_LABEL.to_string(), uid.to_string())])
+}
+
+fn labels(obj: &{{ r.type_name }}) -> Result<BTreeMap<String, String>> {
+    let mut labels = selector(uid(obj)?);
+    labels.insert(NAME_LABEL.to_string(), obj.name_any());
+    labels.insert(MANAGED_BY.0.to_string(), MANAGED_BY.1.to_string());
+    Ok(labels)
 }
 
 fn child_meta(obj: &{{ r.type_name }}, name: String) -> Result<ObjectMeta> {
@@ -182,7 +205,7 @@ fn child_meta(obj: &{{ r.type_name }}, name: String) -> Result<ObjectMeta> {
     Ok(ObjectMeta {
         name: Some(name),
         namespace: obj.namespace(),
-        labels: Some(labels(obj)),
+        labels: Some(labels(obj)?),
         owner_references: Some(vec![owner]),
         ..ObjectMeta::default()
     })
@@ -195,9 +218,9 @@ pub fn deployment(obj: &{{ r.type_name }}) -> Result<appsv1::Deployment> {
         metadata: child_meta(obj, names.deployment)?,
         spec: appsv1::DeploymentSpec {
             replicas: Some(obj.spec.replicas),
-            selector: metav1::LabelSelector { match_labels: Some(selector(obj)), ..Default::default() },
+            selector: metav1::LabelSelector { match_labels: Some(selector(uid(obj)?)), ..Default::default() },
             template: corev1::PodTemplateSpec {
-                metadata: Some(ObjectMeta { labels: Some(labels(obj)), ..ObjectMeta::default() }),
+                metadata: Some(ObjectMeta { labels: Some(labels(obj)?), ..ObjectMeta::default() }),
                 spec: Some(corev1::PodSpec {
                     containers: vec![corev1::Container {
                         name: names.container,
@@ -208,8 +231,19 @@ pub fn deployment(obj: &{{ r.type_name }}) -> Result<appsv1::Deployment> {
                             protocol: Some("TCP".into()),
                             ..Default::default()
                         }]),
+                        // Nothing it runs gains privileges (setuid binaries), and the syscalls
+                        // it may make are the runtime's default set: both hold for any image
+                        // that does not need them, nginx's included (it may still start as root).
+                        security_context: Some(corev1::SecurityContext {
+                            allow_privilege_escalation: Some(false),
+                            seccomp_profile: Some(corev1::SeccompProfile { type_: "RuntimeDefault".into(), ..Default::default() }),
+                            ..Default::default()
+                        }),
                         ..Default::default()
                     }],
+                    // The Pods get no API token: whoever may create {{ r.kind }}s chooses the
+                    // image, and the namespace's default ServiceAccount may hold rights.
+                    automount_service_account_token: Some(false),
                     ..Default::default()
                 }),
             },
@@ -226,7 +260,7 @@ pub fn service(obj: &{{ r.type_name }}) -> Result<corev1::Service> {
         spec: Some(corev1::ServiceSpec {
             type_: Some("NodePort".into()),
             external_traffic_policy: Some("Local".into()),
-            selector: Some(selector(obj)),
+            selector: Some(selector(uid(obj)?)),
             ports: Some(vec![corev1::ServicePort {
                 name: Some("http".into()),
                 port: obj.spec.port,
@@ -269,7 +303,7 @@ fn status(obj: &{{ r.type_name }}, deployment: &appsv1::Deployment) -> {{ r.kind
         updated_replicas: observed.updated_replicas.unwrap_or(0),
         ready_replicas: observed.ready_replicas.unwrap_or(0),
         available_replicas: observed.available_replicas.unwrap_or(0),
-        selector: Some(format!("app={}", obj.name_any())),
+        selector: obj.uid().map(|uid| format!("{UID_LABEL}={uid}")),
         observed_generation: generation,
         conditions,
     }

@@ -98,13 +98,22 @@ mod tests {
         let d = deployment(&fixture(true)).unwrap();
         assert_eq!(d.metadata.name.as_deref(), Some("test-deployment"));
         assert_eq!(d.metadata.namespace.as_deref(), Some("default"), "children live in the {{ r.kind }}'s namespace");
-        assert_eq!(d.metadata.labels.as_ref().unwrap()["app"], "test");
+        let labels = d.metadata.labels.clone().unwrap();
+        assert_eq!((labels[UID_LABEL].as_str(), labels[NAME_LABEL].as_str()), ("7b4e1f0c-uid", "test"));
         let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
         assert_eq!((owner.kind.as_str(), owner.name.as_str(), owner.controller), ("{{ r.kind }}", "test", Some(true)));
         let spec = d.spec;
         assert_eq!(spec.replicas, Some(2));
-        assert_eq!(spec.selector.match_labels.unwrap()["app"], "test");
-        let container = &spec.template.spec.unwrap().containers[0];
+        // Selected by the owner's uid alone, under the kind's own prefix: an `app: <name>`
+        // another workload also carries would mix its Pods with these.
+        let selected = BTreeMap::from([(UID_LABEL.to_string(), "7b4e1f0c-uid".to_string())]);
+        assert_eq!(spec.selector.match_labels, Some(selected));
+        assert_eq!(spec.template.metadata.unwrap().labels, Some(labels));
+        let pod = spec.template.spec.unwrap();
+        assert_eq!(pod.automount_service_account_token, Some(false), "the image gets no API token");
+        let container = &pod.containers[0];
+        let security = container.security_context.clone().unwrap();
+        assert_eq!(security.allow_privilege_escalation, Some(false));
         assert_eq!(container.name, "test-container");
         assert_eq!(container.image.as_deref(), Some("nginx:latest"));
         assert_eq!(container.ports.as_ref().unwrap()[0].container_port, 80);
@@ -117,7 +126,7 @@ mod tests {
         let spec = s.spec.unwrap();
         assert_eq!(spec.type_.as_deref(), Some("NodePort"));
         assert_eq!(spec.external_traffic_policy.as_deref(), Some("Local"));
-        assert_eq!(spec.selector.unwrap()["app"], "test");
+        assert_eq!(spec.selector, deployment(&fixture(true)).unwrap().spec.selector.match_labels);
         let port = &spec.ports.unwrap()[0];
         assert_eq!((port.name.as_deref(), port.port, port.target_port.clone()), (Some("http"), 80, Some(IntOrString::Int(80))));
     }
@@ -127,6 +136,25 @@ mod tests {
         let mut obj = fixture(true);
         obj.metadata.uid = None;
         assert!(matches!(deployment(&obj), Err(Error::MissingUid(_))));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_left_unanswered_ends_the_reconcile_in_time() {
+        let (client, mut server) = mock_client();
+        let state = Arc::new(State {
+            ctx: Arc::new(Context::new(client, Arc::default())),
+            deployments: Children::new(cache(vec![]), FIELD_MANAGER),
+            services: Children::new(cache(vec![]), FIELD_MANAGER),
+        });
+        // The API server takes the finalizer's PATCH and never answers it.
+        let _unanswered = tokio::spawn(async move {
+            let request = server.next_request().await;
+            std::future::pending::<()>().await;
+            drop(request);
+        });
+        let reconciled = tokio::time::timeout(Duration::from_secs(600), reconcile(Arc::new(fixture(false)), state));
+        let result = reconciled.await.expect("the reconcile still waits");
+        assert!(matches!(result, Err(Error::Timeout(_))), "{result:?}");
     }
 
     #[tokio::test]
@@ -170,6 +198,25 @@ mod tests {
         let action = result.unwrap();
         // No status PATCH was sent; the held status needs an early reconcile, not the resync.
         assert!(action != Action::requeue(Duration::from_secs(300)) && action != Action::await_change(), "{action:?}");
+    }
+
+    #[tokio::test]
+    async fn never_holds_back_a_status_that_stops_being_ready() {
+        // The Application shows Ready; its Deployment was deleted and has just been created
+        // again, so the Deployment controller will soon write its status, but until then
+        // nothing may read the old Ready=True.
+        let mut obj = fixture(true);
+        let (ready, _) = stored_children(&obj);
+        obj.status = Some(status(&obj, &ready));
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true)))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (_, services) = stored_children(&obj);
+        let (result, seen) = run_with(Settings::default(), obj, vec![], vec![services], expected).await;
+        result.unwrap();
+        assert_eq!(ready_condition(body(&seen, "PATCH", STATUS)).0, "False");
     }
 
     #[tokio::test]

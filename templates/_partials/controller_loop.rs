@@ -2,7 +2,10 @@
 /// Reconciles one {{ r.kind }}, timed and counted in the metrics.
 pub async fn reconcile(obj: Arc<{{ r.type_name }}>, state: Arc<State>) -> Result<Action> {
     let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
-    let result = reconcile_through_finalizer(obj, &state).await;
+    let limit = state.ctx.settings.reconcile_timeout;
+    let result = tokio::time::timeout(limit, reconcile_through_finalizer(obj, &state))
+        .await
+        .unwrap_or(Err(Error::Timeout(limit)));
     timer.finish(&result, state.ctx.settings.sync_period);
     result
 }

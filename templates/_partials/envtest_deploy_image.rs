@@ -116,11 +116,15 @@ async fn {{ r.kind_snake }}_runs_as_a_deployment_and_a_service() {
     assert_eq!(container(&deployment), (Some(2), Some("nginx:latest".into()), 80));
     let owner = &deployment.owner_references()[0];
     assert_eq!((owner.uid.as_str(), owner.controller), (app.uid().unwrap().as_str(), Some(true)));
-    assert_eq!(deployment.labels()["app"], "web");
+    // The Pods are selected by the owner's uid under the kind's own prefix, not by a name
+    // anyone allowed to create {{ r.kind }}s chooses.
+    let selected = Some([("{{ r.crd_name }}/uid".to_string(), app.uid().unwrap())].into());
+    assert_eq!(deployment.spec.selector.match_labels, selected);
     let service = eventually("the Service", || async { services.get_opt("web-service").await.unwrap() }).await;
     let spec = service.spec.clone().unwrap();
     assert_eq!(spec.type_.as_deref(), Some("NodePort"));
     assert_eq!(spec.external_traffic_policy.as_deref(), Some("Local"));
+    assert_eq!(spec.selector, selected);
     let (port, node_port) = service_port(&service);
     assert_eq!(port, 80);
     assert!(node_port.is_some_and(|p| (30000..=32767).contains(&p)), "the API server allocates a node port");

@@ -36,6 +36,9 @@ pub enum Error {
          watch them (config/rbac/role.yaml) and that the API server answers"
     )]
     CacheNotSynced(String),
+
+    #[error("the reconcile took longer than {0:?} (an API request went unanswered); retrying")]
+    Timeout(std::time::Duration),
 }
 
 impl Error {
@@ -65,6 +68,7 @@ impl Error {
             Error::ChildChanging(_) => "child_changing".into(),
             Error::CacheStopped(_) => "cache_stopped".into(),
             Error::CacheNotSynced(_) => "cache_not_synced".into(),
+            Error::Timeout(_) => "timeout".into(),
         }
     }
 

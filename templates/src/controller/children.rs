@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::{Stream, TryStreamExt};
@@ -22,15 +23,23 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+// Tokio's clock, so that tests can let it run ahead.
+use tokio::time::Instant;
 
-use crate::controller::compact::{self, CompactStore};
+use crate::controller::compact::{self, CompactStore, CompactWriter};
 use crate::{Context, Error, Result};
 
 /// Label on every child this manager creates, so that its watches cache only those.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", crate::MANAGER);
 
 /// How long a reconcile waits for the children's caches to list them the first time.
-const SYNC_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a created child stands in for the watch's copy. The watch delivers it within
+/// moments; an entry it could not clear (the child was created and deleted again before the
+/// create's answer came back) would otherwise hide the deletion until the next relist. Past
+/// this, a reconcile creates the child again, and the API server's 409 says if it exists.
+const CREATED_TTL: Duration = Duration::from_secs(30);
 
 /// What `ensure` did to a child.
 #[derive(Debug)]
@@ -79,9 +88,9 @@ pub struct Children<K: Resource<DynamicType = ()> + 'static> {
     /// never matches; this remembers that the API server already has our last correction, so
     /// it is not sent again until the desired object or the child changes.
     applied: Arc<Mutex<HashMap<String, (u64, String)>>>,
-    /// Children created but not yet delivered by the watch (`namespace/name` -> child), so
-    /// that a reconcile in between does not try to create them again.
-    created: Arc<Mutex<HashMap<String, K>>>,
+    /// Children created but not yet delivered by the watch (`namespace/name` -> child and
+    /// when), so that a reconcile in between does not try to create them again.
+    created: Arc<Created<K>>,
 }
 
 impl<K> Children<K>
@@ -125,27 +134,7 @@ where
             .watch(ctx.settings.namespaces.apis::<K>(&ctx.client), config)
             .modify(|child| child.managed_fields_mut().clear())
             .map_ok(move |event| {
-                // Cached first, so that a child is always in the cache or in `created`.
-                writer.apply_watcher_event(&event);
-                match &event {
-                    watcher::Event::Apply(child) => {
-                        let key = key(child.meta().namespace.as_deref(), &child.name_any());
-                        created.lock().expect("created lock poisoned").remove(&key);
-                    }
-                    // A deleted child needs no memory of what was sent to it.
-                    watcher::Event::Delete(child) => {
-                        let uid = child.uid().unwrap_or_default();
-                        applied.lock().expect("applied lock poisoned").remove(&uid);
-                    }
-                    // A (re)list is complete: a child it did not bring back is gone (deleted
-                    // while the watch was down), not merely on its way. One created while
-                    // the list ran is then created again, and the API server's 409 on that
-                    // is handled.
-                    watcher::Event::InitDone => {
-                        created.lock().expect("created lock poisoned").clear();
-                    }
-                    _ => {}
-                }
+                observe(&event, &mut writer, &created, &applied);
                 event
             })
             .touched_objects();
@@ -169,7 +158,17 @@ where
             return Ok(Some(cached));
         }
         let created = self.created.lock().expect("created lock poisoned");
-        Ok(created.get(&key(namespace, name)).cloned())
+        Ok(created
+            .get(&key(namespace, name))
+            .filter(|(_, at)| at.elapsed() < CREATED_TTL)
+            .map(|(child, _)| child.clone()))
+    }
+
+    /// Remembers a child just created, until the watch delivers it (`observe`).
+    fn record_created(&self, child: &K) {
+        let key = key(child.meta().namespace.as_deref(), &child.name_any());
+        let mut created = self.created.lock().expect("created lock poisoned");
+        created.insert(key, (child.clone(), Instant::now()));
     }
 
     /// Brings the child `desired` names in step with it, on behalf of `owner`: creates it when
@@ -195,11 +194,7 @@ where
                 };
                 match api.create(&params, desired).await {
                     Ok(created) => {
-                        let namespace = created.meta().namespace.as_deref();
-                        self.created
-                            .lock()
-                            .expect("created lock poisoned")
-                            .insert(key(namespace, &name), created.clone());
+                        self.record_created(&created);
                         return Ok(Outcome::Created(created));
                     }
                     // Not in the cache: another owner's object (without our label), or ours
@@ -321,6 +316,38 @@ where
     }
 }
 
+/// Children created and not yet seen by the watch, and when (`Children::created`).
+type Created<K> = Mutex<HashMap<String, (K, Instant)>>;
+
+/// Takes a watch event into the cache, and forgets what the event makes stale: a created
+/// child once the watch has it or has seen it go (the event may overtake the create's
+/// answer, so a deletion must clear it too), every created child once a relist is complete
+/// (a child it did not bring back is gone, deleted while the watch was down, not merely on
+/// its way; one created while the list ran is created again, and the API server's 409 on that
+/// is handled), and what was sent to a deleted child.
+fn observe<K>(
+    event: &watcher::Event<K>,
+    writer: &mut CompactWriter<K>,
+    created: &Created<K>,
+    applied: &Mutex<HashMap<String, (u64, String)>>,
+) where
+    K: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned,
+{
+    let mut created = created.lock().expect("created lock poisoned");
+    writer.apply_watcher_event(event);
+    match event {
+        watcher::Event::Apply(child) | watcher::Event::Delete(child) => {
+            created.remove(&key(child.meta().namespace.as_deref(), &child.name_any()));
+        }
+        watcher::Event::InitDone => created.clear(),
+        watcher::Event::Init | watcher::Event::InitApply(_) => {}
+    }
+    if let watcher::Event::Delete(child) = event {
+        let uid = child.uid().unwrap_or_default();
+        applied.lock().expect("applied lock poisoned").remove(&uid);
+    }
+}
+
 fn key(namespace: Option<&str>, name: &str) -> String {
     format!("{}/{name}", namespace.unwrap_or_default())
 }
@@ -438,5 +465,49 @@ mod tests {
     fn empty_desired_fields_match_absent_ones() {
         let desired = json!({"spec": {"securityContext": {}, "replicas": 1}});
         assert!(contains(&json!({"spec": {"replicas": 1}}), &desired));
+    }
+    fn config_map(name: &str) -> ConfigMap {
+        let mut child = ConfigMap::default();
+        child.metadata.namespace = Some("default".into());
+        child.metadata.name = Some(name.into());
+        child
+    }
+
+    /// A listed cache of config maps, and a way to feed it watch events.
+    fn listed_children() -> (
+        Children<ConfigMap>,
+        impl FnMut(&Children<ConfigMap>, watcher::Event<ConfigMap>),
+    ) {
+        let (store, mut writer) = compact::store::<ConfigMap>();
+        let children = Children::new(store, "test");
+        let feed = move |children: &Children<ConfigMap>, event| {
+            observe(&event, &mut writer, &children.created, &children.applied)
+        };
+        (children, feed)
+    }
+
+    #[tokio::test]
+    async fn a_watch_event_ahead_of_the_create_answer_leaves_no_stand_in_behind() {
+        let (children, mut feed) = listed_children();
+        feed(&children, watcher::Event::Init);
+        feed(&children, watcher::Event::InitDone);
+        let child = config_map("web");
+        // The watch delivers the new child before the reconcile has the POST's answer...
+        feed(&children, watcher::Event::Apply(child.clone()));
+        children.record_created(&child);
+        // ...and someone deletes it: the reconcile must see it missing, to create it again.
+        feed(&children, watcher::Event::Delete(child));
+        assert!(children.cached("web", Some("default")).unwrap().is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_created_child_stands_in_for_the_watch_only_for_a_while() {
+        let (children, mut feed) = listed_children();
+        feed(&children, watcher::Event::Init);
+        feed(&children, watcher::Event::InitDone);
+        children.record_created(&config_map("web"));
+        assert!(children.cached("web", Some("default")).unwrap().is_some());
+        tokio::time::advance(CREATED_TTL).await;
+        assert!(children.cached("web", Some("default")).unwrap().is_none());
     }
 }

@@ -46,6 +46,12 @@ pub struct Settings {
     /// The namespaces every controller watches, its children's included (WATCH_NAMESPACE);
     /// every namespace by default.
     pub namespaces: Namespaces,
+    /// How long one reconcile may take before it is abandoned and retried. kube's client
+    /// sets no read timeout, so a request left unanswered on a dead connection would hold
+    /// its object (which kube never reconciles twice at once) until the process restarts,
+    /// and enough of them every worker, while the Lease, renewed on fresh connections,
+    /// keeps this replica the leader.
+    pub reconcile_timeout: Duration,
 }
 
 impl Default for Settings {
@@ -55,6 +61,7 @@ impl Default for Settings {
             sync_period: Duration::from_secs(300),
             status_pace: Duration::from_secs(30),
             namespaces: Namespaces::all(),
+            reconcile_timeout: Duration::from_secs(120),
         }
     }
 }

@@ -211,15 +211,16 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             None => std::future::pending().await,
         }
     };
-    tokio::select! {
-        () = controllers => {}
+    let failed: Option<Box<dyn std::error::Error>> = tokio::select! {
+        () = controllers => None,
         // As controller-runtime does: never reconcile without the Lease.
         lost = lost => return Err(lost.into()),
-        Err(not_started) = started => return Err(not_started),
-        failed = &mut webhooks_down => return Err(failed.into()),
-    }
-    // Released now, a standby leads within its retry period (2 s) instead of waiting for the
-    // Lease to expire (15 s).
+        Err(not_started) = started => Some(not_started),
+        failed = &mut webhooks_down => Some(failed.into()),
+    };
+    // Released now (the controllers are stopped: a reconcile still running was dropped), a
+    // standby leads within its retry period (2 s) instead of waiting for the Lease to expire
+    // (15 s), after a failure too.
     // Both at once, so that the worst case (5 s of reconciles, then 3 s for the Lease and 2 s
     // for the events side by side) stays 2 s inside the Pod's 10 s grace period.
     let release = async {
@@ -228,6 +229,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     tokio::join!(release, ctx.events.flush(EVENTS_FLUSH));
+    if let Some(failed) = failed {
+        return Err(failed);
+    }
     stopped(servers, webhooks).await
 }
 

@@ -174,7 +174,16 @@ async fn application_runs_as_a_deployment_and_a_service() {
         (owner.uid.as_str(), owner.controller),
         (app.uid().unwrap().as_str(), Some(true))
     );
-    assert_eq!(deployment.labels()["app"], "web");
+    // The Pods are selected by the owner's uid under the kind's own prefix, not by a name
+    // anyone allowed to create Applications chooses.
+    let selected = Some(
+        [(
+            "applications.minetto.dev/uid".to_string(),
+            app.uid().unwrap(),
+        )]
+        .into(),
+    );
+    assert_eq!(deployment.spec.selector.match_labels, selected);
     let service = eventually("the Service", || async {
         services.get_opt("web-service").await.unwrap()
     })
@@ -182,6 +191,7 @@ async fn application_runs_as_a_deployment_and_a_service() {
     let spec = service.spec.clone().unwrap();
     assert_eq!(spec.type_.as_deref(), Some("NodePort"));
     assert_eq!(spec.external_traffic_policy.as_deref(), Some("Local"));
+    assert_eq!(spec.selector, selected);
     let (port, node_port) = service_port(&service);
     assert_eq!(port, 80);
     assert!(

@@ -200,9 +200,13 @@ impl Keeper {
     }
 }
 
+/// The state `secret` holds, unless it is unreadable or incomplete: one without a CA, a
+/// certificate or a key would put an empty bundle in the configurations, so it is replaced.
 fn parse(secret: &Secret) -> Option<State> {
     let raw = secret.data.as_ref()?.get(STATE_KEY)?;
-    serde_json::from_slice(&raw.0).ok()
+    let state: State = serde_json::from_slice(&raw.0).ok()?;
+    let parts = [&state.ca_key, &state.cert, &state.key];
+    (!state.authorities.is_empty() && parts.iter().all(|part| !part.is_empty())).then_some(state)
 }
 
 /// The host of `https://host:port/...`, brackets of an IPv6 address removed.
@@ -218,7 +222,25 @@ fn url_host(url: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::url_host;
+    use super::*;
+
+    #[test]
+    fn a_state_without_a_ca_is_replaced_not_served() {
+        let secret = |state: &State| Secret {
+            data: Some(
+                [(
+                    STATE_KEY.to_string(),
+                    ByteString(serde_json::to_vec(state).unwrap()),
+                )]
+                .into(),
+            ),
+            ..Secret::default()
+        };
+        let mut state = State::new(&["localhost".into()], now(), &Validity::DEFAULT).unwrap();
+        assert_eq!(parse(&secret(&state)), Some(state.clone()));
+        state.authorities.clear();
+        assert_eq!(parse(&secret(&state)), None);
+    }
 
     #[test]
     fn the_url_host_is_a_name_the_certificate_holds() {

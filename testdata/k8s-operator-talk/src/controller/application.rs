@@ -155,7 +155,10 @@ pub fn error_policy(obj: Arc<Application>, error: &Error, state: Arc<State>) -> 
 /// Reconciles one Application, timed and counted in the metrics.
 pub async fn reconcile(obj: Arc<Application>, state: Arc<State>) -> Result<Action> {
     let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
-    let result = reconcile_through_finalizer(obj, &state).await;
+    let limit = state.ctx.settings.reconcile_timeout;
+    let result = tokio::time::timeout(limit, reconcile_through_finalizer(obj, &state))
+        .await
+        .unwrap_or(Err(Error::Timeout(limit)));
     timer.finish(&result, state.ctx.settings.sync_period);
     result
 }
@@ -201,10 +204,11 @@ async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Resu
     let ctx = &state.ctx;
     let outcome = ensure_children(obj, state).await;
     let (status, settling) = match &outcome {
-        Ok((deployment, _)) => (
-            status(obj, deployment.object()),
-            rollout_starting(deployment.object()),
-        ),
+        Ok((deployment, _)) => {
+            let status = status(obj, deployment.object());
+            let settling = rollout_starting(deployment.object()) && !loses_ready(obj, &status);
+            (status, settling)
+        }
         Err(err) => (failed_status(obj, err), false),
     };
     let reported = ctx.report(
@@ -236,6 +240,16 @@ fn rollout_starting(deployment: &appsv1::Deployment) -> bool {
     let status = deployment.status.clone().unwrap_or_default();
     status.observed_generation < deployment.metadata.generation
         || status.updated_replicas.unwrap_or(0) < desired
+}
+
+/// Whether `status` takes away the `Ready` that `obj` shows: written at once, never held back,
+/// so that nothing reads a `Ready=True` that no longer holds.
+fn loses_ready(obj: &Application, status: &ApplicationStatus) -> bool {
+    let ready = |conditions: &[Condition]| ready_status(conditions) == Some("True");
+    obj.status
+        .as_ref()
+        .is_some_and(|shown| ready(&shown.conditions))
+        && !ready(&status.conditions)
 }
 
 /// Both children at once: they do not depend on each other.
@@ -354,16 +368,31 @@ fn child_names(obj: &Application) -> ChildNames {
     }
 }
 
-/// `app: <name>` selects the Pods; the managed-by label scopes our watches.
-fn labels(obj: &Application) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        ("app".to_string(), obj.name_any()),
-        (MANAGED_BY.0.to_string(), MANAGED_BY.1.to_string()),
-    ])
+/// The children's and their Pods' labels are under this kind's own prefix, so that no one
+/// else's selector picks up our Pods and ours picks up no one else's: the Pods are selected by
+/// the owner's uid, which is this object's alone, not by its name, which anyone allowed to
+/// create Applications chooses (`app: <name>` would put their Pods behind the Service of any
+/// workload labelled so, and that workload behind their NodePort). The name label is for people
+/// (`kubectl get pods -l applications.minetto.dev/name=<name>`); managed-by scopes our watches.
+const UID_LABEL: &str = "applications.minetto.dev/uid";
+const NAME_LABEL: &str = "applications.minetto.dev/name";
+
+fn uid(obj: &Application) -> Result<&str> {
+    obj.meta()
+        .uid
+        .as_deref()
+        .ok_or_else(|| Error::MissingUid(obj.name_any()))
 }
 
-fn selector(obj: &Application) -> BTreeMap<String, String> {
-    BTreeMap::from([("app".to_string(), obj.name_any())])
+fn selector(uid: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([(UID_LABEL.to_string(), uid.to_string())])
+}
+
+fn labels(obj: &Application) -> Result<BTreeMap<String, String>> {
+    let mut labels = selector(uid(obj)?);
+    labels.insert(NAME_LABEL.to_string(), obj.name_any());
+    labels.insert(MANAGED_BY.0.to_string(), MANAGED_BY.1.to_string());
+    Ok(labels)
 }
 
 fn child_meta(obj: &Application, name: String) -> Result<ObjectMeta> {
@@ -373,7 +402,7 @@ fn child_meta(obj: &Application, name: String) -> Result<ObjectMeta> {
     Ok(ObjectMeta {
         name: Some(name),
         namespace: obj.namespace(),
-        labels: Some(labels(obj)),
+        labels: Some(labels(obj)?),
         owner_references: Some(vec![owner]),
         ..ObjectMeta::default()
     })
@@ -387,12 +416,12 @@ pub fn deployment(obj: &Application) -> Result<appsv1::Deployment> {
         spec: appsv1::DeploymentSpec {
             replicas: Some(obj.spec.replicas),
             selector: metav1::LabelSelector {
-                match_labels: Some(selector(obj)),
+                match_labels: Some(selector(uid(obj)?)),
                 ..Default::default()
             },
             template: corev1::PodTemplateSpec {
                 metadata: Some(ObjectMeta {
-                    labels: Some(labels(obj)),
+                    labels: Some(labels(obj)?),
                     ..ObjectMeta::default()
                 }),
                 spec: Some(corev1::PodSpec {
@@ -405,8 +434,22 @@ pub fn deployment(obj: &Application) -> Result<appsv1::Deployment> {
                             protocol: Some("TCP".into()),
                             ..Default::default()
                         }]),
+                        // Nothing it runs gains privileges (setuid binaries), and the syscalls
+                        // it may make are the runtime's default set: both hold for any image
+                        // that does not need them, nginx's included (it may still start as root).
+                        security_context: Some(corev1::SecurityContext {
+                            allow_privilege_escalation: Some(false),
+                            seccomp_profile: Some(corev1::SeccompProfile {
+                                type_: "RuntimeDefault".into(),
+                                ..Default::default()
+                            }),
+                            ..Default::default()
+                        }),
                         ..Default::default()
                     }],
+                    // The Pods get no API token: whoever may create Applications chooses the
+                    // image, and the namespace's default ServiceAccount may hold rights.
+                    automount_service_account_token: Some(false),
                     ..Default::default()
                 }),
             },
@@ -423,7 +466,7 @@ pub fn service(obj: &Application) -> Result<corev1::Service> {
         spec: Some(corev1::ServiceSpec {
             type_: Some("NodePort".into()),
             external_traffic_policy: Some("Local".into()),
-            selector: Some(selector(obj)),
+            selector: Some(selector(uid(obj)?)),
             ports: Some(vec![corev1::ServicePort {
                 name: Some("http".into()),
                 port: obj.spec.port,
@@ -477,7 +520,7 @@ fn status(obj: &Application, deployment: &appsv1::Deployment) -> ApplicationStat
         updated_replicas: observed.updated_replicas.unwrap_or(0),
         ready_replicas: observed.ready_replicas.unwrap_or(0),
         available_replicas: observed.available_replicas.unwrap_or(0),
-        selector: Some(format!("app={}", obj.name_any())),
+        selector: obj.uid().map(|uid| format!("{UID_LABEL}={uid}")),
         observed_generation: generation,
         conditions,
     }
@@ -610,7 +653,11 @@ mod tests {
             Some("default"),
             "children live in the Application's namespace"
         );
-        assert_eq!(d.metadata.labels.as_ref().unwrap()["app"], "test");
+        let labels = d.metadata.labels.clone().unwrap();
+        assert_eq!(
+            (labels[UID_LABEL].as_str(), labels[NAME_LABEL].as_str()),
+            ("7b4e1f0c-uid", "test")
+        );
         let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
         assert_eq!(
             (owner.kind.as_str(), owner.name.as_str(), owner.controller),
@@ -618,8 +665,20 @@ mod tests {
         );
         let spec = d.spec;
         assert_eq!(spec.replicas, Some(2));
-        assert_eq!(spec.selector.match_labels.unwrap()["app"], "test");
-        let container = &spec.template.spec.unwrap().containers[0];
+        // Selected by the owner's uid alone, under the kind's own prefix: an `app: <name>`
+        // another workload also carries would mix its Pods with these.
+        let selected = BTreeMap::from([(UID_LABEL.to_string(), "7b4e1f0c-uid".to_string())]);
+        assert_eq!(spec.selector.match_labels, Some(selected));
+        assert_eq!(spec.template.metadata.unwrap().labels, Some(labels));
+        let pod = spec.template.spec.unwrap();
+        assert_eq!(
+            pod.automount_service_account_token,
+            Some(false),
+            "the image gets no API token"
+        );
+        let container = &pod.containers[0];
+        let security = container.security_context.clone().unwrap();
+        assert_eq!(security.allow_privilege_escalation, Some(false));
         assert_eq!(container.name, "test-container");
         assert_eq!(container.image.as_deref(), Some("nginx:latest"));
         assert_eq!(container.ports.as_ref().unwrap()[0].container_port, 80);
@@ -632,7 +691,14 @@ mod tests {
         let spec = s.spec.unwrap();
         assert_eq!(spec.type_.as_deref(), Some("NodePort"));
         assert_eq!(spec.external_traffic_policy.as_deref(), Some("Local"));
-        assert_eq!(spec.selector.unwrap()["app"], "test");
+        assert_eq!(
+            spec.selector,
+            deployment(&fixture(true))
+                .unwrap()
+                .spec
+                .selector
+                .match_labels
+        );
         let port = &spec.ports.unwrap()[0];
         assert_eq!(
             (port.name.as_deref(), port.port, port.target_port.clone()),
@@ -645,6 +711,28 @@ mod tests {
         let mut obj = fixture(true);
         obj.metadata.uid = None;
         assert!(matches!(deployment(&obj), Err(Error::MissingUid(_))));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_left_unanswered_ends_the_reconcile_in_time() {
+        let (client, mut server) = mock_client();
+        let state = Arc::new(State {
+            ctx: Arc::new(Context::new(client, Arc::default())),
+            deployments: Children::new(cache(vec![]), FIELD_MANAGER),
+            services: Children::new(cache(vec![]), FIELD_MANAGER),
+        });
+        // The API server takes the finalizer's PATCH and never answers it.
+        let _unanswered = tokio::spawn(async move {
+            let request = server.next_request().await;
+            std::future::pending::<()>().await;
+            drop(request);
+        });
+        let reconciled = tokio::time::timeout(
+            Duration::from_secs(600),
+            reconcile(Arc::new(fixture(false)), state),
+        );
+        let result = reconciled.await.expect("the reconcile still waits");
+        assert!(matches!(result, Err(Error::Timeout(_))), "{result:?}");
     }
 
     #[tokio::test]
@@ -710,6 +798,30 @@ mod tests {
             action != Action::requeue(Duration::from_secs(300)) && action != Action::await_change(),
             "{action:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn never_holds_back_a_status_that_stops_being_ready() {
+        // The Application shows Ready; its Deployment was deleted and has just been created
+        // again, so the Deployment controller will soon write its status, but until then
+        // nothing may read the old Ready=True.
+        let mut obj = fixture(true);
+        let (ready, _) = stored_children(&obj);
+        obj.status = Some(status(&obj, &ready));
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            (
+                "PATCH",
+                STATUS.into(),
+                Reply::Json(200, json(&fixture(true))),
+            ),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (_, services) = stored_children(&obj);
+        let (result, seen) =
+            run_with(Settings::default(), obj, vec![], vec![services], expected).await;
+        result.unwrap();
+        assert_eq!(ready_condition(body(&seen, "PATCH", STATUS)).0, "False");
     }
 
     #[tokio::test]
