@@ -19,6 +19,7 @@ use tracing::{debug, warn};
 use {{ r.foreign_type }};
 
 use crate::context::retry_key;
+use crate::watches::Relist;
 use crate::rbac::Rule;
 use crate::{Context, Error, Result, watches};
 
@@ -48,7 +49,7 @@ pub struct State {
 /// Warning event on the {{ r.kind }} (its status is not ours to write), once, not on every retry.
 pub async fn reconcile(obj: Arc<{{ r.kind }}>, state: Arc<State>) -> Result<Action> {
     let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
-    let result = apply(&obj, &state).await;
+    let result = state.ctx.bounded(apply(&obj, &state)).await;
     timer.finish(&result, state.ctx.settings.sync_period);
     let key = retry_key(obj.as_ref());
     match &result {

@@ -26,6 +26,7 @@ use crate::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Status}
 use crate::api::{Condition, ready_status, set_condition};
 use crate::metrics::ReadyCounts;
 use crate::context::retry_key;
+use crate::watches::Relist;
 use crate::controller::children::{Children, MANAGED_BY, Outcome};
 use crate::controller::rollout::{Rollout, rollout};
 use crate::rbac::Rule;

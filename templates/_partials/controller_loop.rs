@@ -2,10 +2,7 @@
 /// Reconciles one {{ r.kind }}, timed and counted in the metrics.
 pub async fn reconcile(obj: Arc<{{ r.type_name }}>, state: Arc<State>) -> Result<Action> {
     let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
-    let limit = state.ctx.settings.reconcile_timeout;
-    let result = tokio::time::timeout(limit, reconcile_through_finalizer(obj, &state))
-        .await
-        .unwrap_or(Err(Error::Timeout(limit)));
+    let result = state.ctx.bounded(reconcile_through_finalizer(obj, &state)).await;
     timer.finish(&result, state.ctx.settings.sync_period);
     result
 }

@@ -19,6 +19,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     let changed = predicates::generation.combine(predicates::finalizers);
 {%- endif %}
     let forget = ctx.clone();
+    let mut relist = Relist::default();
 {%- if r.namespaced %}
     // Every namespace, or one watch per namespace the manager is limited to (WATCH_NAMESPACE).
     let apis = ctx.settings.namespaces.apis::<{{ r.type_name }}>(&ctx.client);
@@ -32,6 +33,9 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
         .map_ok(move |event| {
             if let watcher::Event::Delete(obj) = &event {
                 forget.forget(&retry_key(obj));
+            }
+            if let Some(listed) = relist.follow(&event) {
+                forget.forget_all_but(&listed);
             }
             event
         })

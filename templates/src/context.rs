@@ -1,7 +1,7 @@
 //! State shared by every reconciler: the client, the event recorder, metrics, the retry
 //! schedule and the manager's settings.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,11 +12,11 @@ use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::Result;
 use crate::events::Events;
 use crate::metrics::Metrics;
 use crate::retry::Retries;
 use crate::watches::{Namespaces, Watches};
+use crate::{Error, Result};
 
 pub struct Context {
     pub client: Client,
@@ -182,6 +182,32 @@ impl Context {
             .entry(key.to_string())
             .or_insert(now + self.settings.status_pace);
         (at > now).then(|| at - now)
+    }
+
+    /// Runs one reconcile's `work`, abandoned after `Settings::reconcile_timeout`. The work
+    /// is boxed: a reconcile's future is large, and a copy of it in every wrapper on the
+    /// stack of a worker thread would overflow it.
+    pub fn bounded<'a, T: 'a>(
+        &self,
+        work: impl Future<Output = Result<T>> + 'a,
+    ) -> impl Future<Output = Result<T>> + 'a {
+        let limit = self.settings.reconcile_timeout;
+        let work = Box::pin(work);
+        async move {
+            tokio::time::timeout(limit, work)
+                .await
+                .unwrap_or(Err(Error::Timeout(limit)))
+        }
+    }
+
+    /// Forgets everything kept about objects other than `listed` (the uids a relist brought
+    /// back: the others were deleted while the watch was down).
+    pub fn forget_all_but(&self, listed: &HashSet<String>) {
+        self.retries.forget_all_but(listed);
+        self.status_due
+            .lock()
+            .expect("status lock poisoned")
+            .retain(|key, _| listed.contains(key));
     }
 
     /// Forgets everything kept about the object `key`, once it is gone.

@@ -4,6 +4,7 @@
 //! cert-manager Secret, and read again when its files change. Only HTTP/1.1 is offered (ALPN),
 //! as kubebuilder's managers do by default.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -18,13 +19,14 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
 /// A client that has not finished its handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// TLS handshakes in progress, or waiting for the server to take their connection, at once:
-/// beyond it, new connections wait in the kernel's backlog.
+/// beyond it, a new connection ends the oldest handshake.
 const MAX_HANDSHAKES: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
@@ -223,11 +225,9 @@ impl TlsListener {
         let acceptor = TlsAcceptor::from(config);
         let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
         tokio::spawn(async move {
+            // The handshakes running, oldest first.
+            let mut running = VecDeque::new();
             loop {
-                let handshake = tokio::select! {
-                    permit = handshakes.clone().acquire_owned() => permit,
-                    () = tx.closed() => return,
-                };
                 let accepted = tokio::select! {
                     accepted = listener.accept() => accepted,
                     // The server has stopped.
@@ -237,13 +237,31 @@ impl TlsListener {
                     Ok(accepted) => accepted,
                     Err(err) => {
                         // Out of file descriptors, typically: wait, as axum's listener does.
-                        tracing::warn!(%err, "accepting a metrics connection");
+                        tracing::warn!(%err, "accepting a TLS connection");
                         tokio::time::sleep(Duration::from_secs(1)).await;
                         continue;
                     }
                 };
+                running.retain(|task: &AbortHandle| !task.is_finished());
+                let handshake = match handshakes.clone().try_acquire_owned() {
+                    Ok(permit) => permit,
+                    // Every slot is taken: the oldest handshake gives way, so that clients
+                    // that connect and send nothing cannot lock out the API server, whose
+                    // handshakes take moments, for longer than it takes to connect again.
+                    Err(_) => {
+                        if let Some(oldest) = running.pop_front() {
+                            oldest.abort();
+                        }
+                        tokio::select! {
+                            permit = handshakes.clone().acquire_owned() => {
+                                permit.expect("handshake slots closed")
+                            }
+                            () = tx.closed() => return,
+                        }
+                    }
+                };
                 let (acceptor, tx) = (acceptor.clone(), tx.clone());
-                tokio::spawn(async move {
+                let task = tokio::spawn(async move {
                     // The handshake and the wait for a free connection slot share one
                     // deadline: a connection nobody serves is dropped, not held.
                     let handed_over = async {
@@ -258,6 +276,7 @@ impl TlsListener {
                     }
                     drop(handshake);
                 });
+                running.push_back(task.abort_handle());
             }
         });
         Ok(Self { local, ready })
@@ -336,20 +355,10 @@ mod tests {
         assert!(err.contains("tls.crt"), "{err}");
     }
 
-    #[tokio::test]
-    async fn serves_tls_with_http_1_1_only() {
-        let cert = Arc::new(ServingCert::self_signed().unwrap());
+    /// A client trusting `cert` that offers HTTP/2 and HTTP/1.1.
+    fn connector(cert: &ServingCert) -> tokio_rustls::TlsConnector {
         let mut roots = rustls::RootCertStore::empty();
-        roots.add(CertificateDer::from(presented(&cert))).unwrap();
-        let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let mut listener = TlsListener::new(tcp, cert.server_config()).unwrap();
-        let addr = axum::serve::Listener::local_addr(&listener).unwrap();
-        let server = tokio::spawn(async move {
-            let (mut tls, _) = axum::serve::Listener::accept(&mut listener).await;
-            tls.write_all(b"hello").await.unwrap();
-            tls.shutdown().await.unwrap();
-        });
-
+        roots.add(CertificateDer::from(presented(cert))).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut client = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -357,7 +366,47 @@ mod tests {
             .with_root_certificates(roots)
             .with_no_client_auth();
         client.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+        tokio_rustls::TlsConnector::from(Arc::new(client))
+    }
+
+    /// A TLS listener on a free port that greets every connection it yields.
+    async fn greeting_server(cert: &Arc<ServingCert>) -> SocketAddr {
+        let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut listener = TlsListener::new(tcp, cert.clone().server_config()).unwrap();
+        let addr = axum::serve::Listener::local_addr(&listener).unwrap();
+        tokio::spawn(async move {
+            loop {
+                let (mut tls, _) = axum::serve::Listener::accept(&mut listener).await;
+                tokio::spawn(async move {
+                    tls.write_all(b"hello").await.unwrap();
+                    tls.shutdown().await.unwrap();
+                });
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn clients_that_send_nothing_cannot_lock_out_a_handshake() {
+        let cert = Arc::new(ServingCert::self_signed().unwrap());
+        let addr = greeting_server(&cert).await;
+        let mut silent = Vec::new();
+        for _ in 0..MAX_HANDSHAKES {
+            silent.push(TcpStream::connect(addr).await.unwrap());
+        }
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let name = ServerName::try_from("localhost").unwrap();
+        let handshake = connector(&cert).connect(name, tcp);
+        let done = tokio::time::timeout(HANDSHAKE_TIMEOUT / 4, handshake).await;
+        done.expect("the handshake waited behind silent clients")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn serves_tls_with_http_1_1_only() {
+        let cert = Arc::new(ServingCert::self_signed().unwrap());
+        let addr = greeting_server(&cert).await;
+        let connector = connector(&cert);
         let tcp = TcpStream::connect(addr).await.unwrap();
         let name = ServerName::try_from("localhost").unwrap();
         let mut tls = connector.connect(name, tcp).await.unwrap();
@@ -365,6 +414,5 @@ mod tests {
         let mut greeting = String::new();
         tls.read_to_string(&mut greeting).await.unwrap();
         assert_eq!(greeting, "hello");
-        server.await.unwrap();
     }
 }

@@ -7,8 +7,10 @@
 //! namespace, or one each of the namespaces the manager is limited to (`Namespaces`).
 
 mod namespaces;
+mod relist;
 
 pub use namespaces::{Namespaces, merge};
+pub use relist::Relist;
 
 use std::fmt::{self, Debug};
 use std::hash::{BuildHasher, RandomState};

@@ -27,6 +27,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::controller::compact::{self, CompactStore, CompactWriter};
+use crate::watches::Relist;
 use crate::{Context, Error, Result};
 
 /// Label on every child this manager creates, so that its watches cache only those.
@@ -127,6 +128,7 @@ where
         let (store, mut writer) = compact::store();
         let children = Self::new(store, field_manager);
         let (applied, created) = (children.applied.clone(), children.created.clone());
+        let mut relist = Relist::default();
         let selector = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
         let config = watcher::Config::default().labels(&selector).any_semantic();
         let changes = ctx
@@ -134,7 +136,7 @@ where
             .watch(ctx.settings.namespaces.apis::<K>(&ctx.client), config)
             .modify(|child| child.managed_fields_mut().clear())
             .map_ok(move |event| {
-                observe(&event, &mut writer, &created, &applied);
+                observe(&event, &mut writer, &mut relist, &created, &applied);
                 event
             })
             .touched_objects();
@@ -324,10 +326,11 @@ type Created<K> = Mutex<HashMap<String, (K, Instant)>>;
 /// answer, so a deletion must clear it too), every created child once a relist is complete
 /// (a child it did not bring back is gone, deleted while the watch was down, not merely on
 /// its way; one created while the list ran is created again, and the API server's 409 on that
-/// is handled), and what was sent to a deleted child.
+/// is handled), and what was sent to a child deleted, or not brought back by a relist.
 fn observe<K>(
     event: &watcher::Event<K>,
     writer: &mut CompactWriter<K>,
+    relist: &mut Relist,
     created: &Created<K>,
     applied: &Mutex<HashMap<String, (u64, String)>>,
 ) where
@@ -342,9 +345,12 @@ fn observe<K>(
         watcher::Event::InitDone => created.clear(),
         watcher::Event::Init | watcher::Event::InitApply(_) => {}
     }
+    let mut applied = applied.lock().expect("applied lock poisoned");
     if let watcher::Event::Delete(child) = event {
-        let uid = child.uid().unwrap_or_default();
-        applied.lock().expect("applied lock poisoned").remove(&uid);
+        applied.remove(&child.uid().unwrap_or_default());
+    }
+    if let Some(listed) = relist.follow(event) {
+        applied.retain(|uid, _| listed.contains(uid));
     }
 }
 
@@ -412,102 +418,4 @@ fn is_empty(value: &Value) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use k8s_openapi::api::core::v1::ConfigMap;
-    use serde_json::json;
-
-    #[tokio::test]
-    async fn every_reconcile_waiting_for_the_first_list_goes_on_once_it_is_in() {
-        let (store, mut writer) = compact::store::<ConfigMap>();
-        let children = Arc::new(Children::new(store, "test"));
-        let waiting: Vec<_> = (0..4)
-            .map(|_| {
-                tokio::spawn({
-                    let children = children.clone();
-                    async move { children.synced().await }
-                })
-            })
-            .collect();
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        writer.apply_watcher_event(&watcher::Event::Init);
-        writer.apply_watcher_event(&watcher::Event::InitDone);
-        for waiter in waiting {
-            let synced = tokio::time::timeout(std::time::Duration::from_secs(1), waiter).await;
-            synced.expect("a reconcile still waits").unwrap().unwrap();
-        }
-    }
-
-    #[test]
-    fn server_defaults_and_foreign_fields_are_not_drift() {
-        let desired = json!({"spec": {"replicas": 2, "template": {"containers": [{"name": "c", "image": "nginx"}]}}});
-        let current = json!({"spec": {"replicas": 2, "revisionHistoryLimit": 10,
-            "template": {"containers": [{"name": "c", "image": "nginx", "imagePullPolicy": "Always"}]}},
-            "status": {"replicas": 2}});
-        assert!(contains(&current, &desired));
-    }
-
-    #[test]
-    fn a_changed_value_a_missing_field_or_another_list_is_drift() {
-        let desired =
-            json!({"spec": {"replicas": 2, "ports": [{"port": 80}], "labels": {"app": "x"}}});
-        for current in [
-            json!({"spec": {"replicas": 5, "ports": [{"port": 80}], "labels": {"app": "x"}}}),
-            json!({"spec": {"replicas": 2, "ports": [{"port": 80}]}}),
-            json!({"spec": {"replicas": 2, "ports": [{"port": 80}, {"port": 81}], "labels": {"app": "x"}}}),
-            json!({"spec": {"replicas": 2, "ports": [{"port": 8080}], "labels": {"app": "x"}}}),
-        ] {
-            assert!(!contains(&current, &desired), "{current}");
-        }
-    }
-
-    #[test]
-    fn empty_desired_fields_match_absent_ones() {
-        let desired = json!({"spec": {"securityContext": {}, "replicas": 1}});
-        assert!(contains(&json!({"spec": {"replicas": 1}}), &desired));
-    }
-    fn config_map(name: &str) -> ConfigMap {
-        let mut child = ConfigMap::default();
-        child.metadata.namespace = Some("default".into());
-        child.metadata.name = Some(name.into());
-        child
-    }
-
-    /// A listed cache of config maps, and a way to feed it watch events.
-    fn listed_children() -> (
-        Children<ConfigMap>,
-        impl FnMut(&Children<ConfigMap>, watcher::Event<ConfigMap>),
-    ) {
-        let (store, mut writer) = compact::store::<ConfigMap>();
-        let children = Children::new(store, "test");
-        let feed = move |children: &Children<ConfigMap>, event| {
-            observe(&event, &mut writer, &children.created, &children.applied)
-        };
-        (children, feed)
-    }
-
-    #[tokio::test]
-    async fn a_watch_event_ahead_of_the_create_answer_leaves_no_stand_in_behind() {
-        let (children, mut feed) = listed_children();
-        feed(&children, watcher::Event::Init);
-        feed(&children, watcher::Event::InitDone);
-        let child = config_map("web");
-        // The watch delivers the new child before the reconcile has the POST's answer...
-        feed(&children, watcher::Event::Apply(child.clone()));
-        children.record_created(&child);
-        // ...and someone deletes it: the reconcile must see it missing, to create it again.
-        feed(&children, watcher::Event::Delete(child));
-        assert!(children.cached("web", Some("default")).unwrap().is_none());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_created_child_stands_in_for_the_watch_only_for_a_while() {
-        let (children, mut feed) = listed_children();
-        feed(&children, watcher::Event::Init);
-        feed(&children, watcher::Event::InitDone);
-        children.record_created(&config_map("web"));
-        assert!(children.cached("web", Some("default")).unwrap().is_some());
-        tokio::time::advance(CREATED_TTL).await;
-        assert!(children.cached("web", Some("default")).unwrap().is_none());
-    }
-}
+mod tests;

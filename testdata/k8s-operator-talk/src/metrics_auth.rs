@@ -60,9 +60,15 @@ impl Cache {
     fn insert(&mut self, key: String, decision: Decision, now: Instant) {
         if self.entries.len() >= CACHE_ENTRIES {
             self.entries.retain(|_, (_, expires)| now < *expires);
-            if self.entries.len() >= CACHE_ENTRIES {
-                self.entries.clear();
-            }
+        }
+        // Full of live entries: made-up tokens, most likely, which must not push out the
+        // decisions that let Prometheus in, so refusals go first.
+        if self.entries.len() >= CACHE_ENTRIES {
+            self.entries
+                .retain(|_, (decision, _)| *decision == Decision::Allowed);
+        }
+        if self.entries.len() >= CACHE_ENTRIES {
+            self.entries.clear();
         }
         self.entries.insert(key, (decision, now + decision.ttl()));
     }
@@ -269,6 +275,17 @@ mod tests {
             cache.insert(i.to_string(), Decision::Allowed, now);
             assert!(cache.entries.len() <= CACHE_ENTRIES);
         }
+    }
+
+    #[test]
+    fn made_up_tokens_do_not_push_out_an_allowed_one() {
+        let now = Instant::now();
+        let mut cache = Cache::default();
+        cache.insert("prometheus".into(), Decision::Allowed, now);
+        for i in 0..CACHE_ENTRIES * 2 {
+            cache.insert(format!("made-up-{i}"), Decision::Unauthenticated, now);
+        }
+        assert_eq!(cache.get("prometheus", now), Some(Decision::Allowed));
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub use super::Error;
 /// people and tools, as cert-manager names them.
 const STATE_KEY: &str = "state.json";
 
+/// How long one check may take: a few requests, each answered in moments.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
+
 pub struct Keeper {
     client: Client,
     hooks: Vec<Hook>,
@@ -115,8 +118,18 @@ impl Keeper {
 
     /// One check: the state in the Secret (created or restored when missing), its bundle
     /// written, one rotation step taken when due. Returns the state to serve and whether the
-    /// configurations hold its bundle.
+    /// configurations hold its bundle. Bounded: kube's client sets no read timeout, and a
+    /// request left unanswered on a dead connection would otherwise stop every later check,
+    /// and rotation with them, until the certificate expired. Each step is safe to cut short:
+    /// the next check starts again from what the Secret holds.
     pub async fn check(&mut self) -> Result<(State, bool), Error> {
+        match tokio::time::timeout(CHECK_TIMEOUT, self.check_unbounded()).await {
+            Ok(checked) => checked,
+            Err(_) => Err(format!("the check took longer than {CHECK_TIMEOUT:?}").into()),
+        }
+    }
+
+    async fn check_unbounded(&mut self) -> Result<(State, bool), Error> {
         let name = configs::deployed(configs::SECRET);
         let (mut state, stored) = match self.secrets.get_opt(&name).await? {
             Some(secret) => match parse(&secret) {
@@ -223,6 +236,24 @@ fn url_host(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_check_the_api_server_never_answers_gives_up_in_time() {
+        use kube::client::Body;
+        let (service, mut api_server) =
+            tower_test::mock::pair::<http::Request<Body>, http::Response<Body>>();
+        // The API server takes the Secret's GET and never answers it.
+        let _unanswered = tokio::spawn(async move {
+            let request = api_server.next_request().await;
+            std::future::pending::<()>().await;
+            drop(request);
+        });
+        let target = Target::Url("https://127.0.0.1:9443".into());
+        let client = Client::new(service, "default");
+        let mut keeper = Keeper::new(client, vec![], target, "default", Validity::DEFAULT);
+        let checked = tokio::time::timeout(CHECK_TIMEOUT * 2, keeper.check()).await;
+        assert!(checked.expect("the check still waits").is_err());
+    }
 
     #[test]
     fn a_state_without_a_ca_is_replaced_not_served() {

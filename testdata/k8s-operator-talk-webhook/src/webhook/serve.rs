@@ -11,11 +11,13 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::header;
+use axum::middleware::{self, Next};
 use axum::routing::post;
 use futures::FutureExt;
 use kube::Client;
+use tokio::sync::Semaphore;
 
 use super::certs::Validity;
 use super::configs::{Hook, Target};
@@ -59,6 +61,32 @@ impl Options {
 /// and new), and the API server stores objects of up to about 3 MB.
 pub const MAX_REQUEST_BYTES: usize = 7 * 1024 * 1024;
 
+/// Review bytes in hand at once. A review costs several times its size while it is handled
+/// (the bytes, the typed object, a JSON value, a patched copy), so reviews beyond this wait
+/// for those in hand: a few of the largest sent at once (by anyone who can reach the port; the
+/// API server's are a few KB) cannot get the manager OOM-killed at its 128 MiB limit.
+pub const REVIEW_BYTES_IN_HAND: usize = 8 * 1024 * 1024;
+
+/// `router` taking at most `bytes` of request bodies in hand at once, each counted by its
+/// Content-Length (the largest allowed when it has none).
+fn budgeted(router: Router, bytes: usize) -> Router {
+    let budget = Arc::new(Semaphore::new(bytes));
+    router.layer(middleware::from_fn(move |request: Request, next: Next| {
+        let budget = budget.clone();
+        async move {
+            let declared = request
+                .headers()
+                .get(header::CONTENT_LENGTH)
+                .and_then(|value| value.to_str().ok()?.parse().ok())
+                .unwrap_or(MAX_REQUEST_BYTES);
+            let share = declared.clamp(1, MAX_REQUEST_BYTES.min(bytes)) as u32;
+            // Never closed, so acquiring only waits.
+            let _in_hand = budget.acquire_many_owned(share).await;
+            next.run(request).await
+        }
+    }))
+}
+
 /// Every webhook's route, and `/convert` when kinds convert through the manager.
 pub fn router(hooks: &[Hook]) -> Router {
     let conversions = super::conversions();
@@ -75,18 +103,19 @@ pub fn router(hooks: &[Hook]) -> Router {
             }),
         )
     };
-    hooks
-        .iter()
-        .fold(base, |router, hook| {
-            let handle = hook.handle;
-            router.route(
-                hook.path,
-                post(move |body: Bytes| async move {
-                    ([(header::CONTENT_TYPE, "application/json")], handle(&body))
-                }),
-            )
-        })
-        .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+    let routes = hooks.iter().fold(base, |router, hook| {
+        let handle = hook.handle;
+        router.route(
+            hook.path,
+            post(move |body: Bytes| async move {
+                ([(header::CONTENT_TYPE, "application/json")], handle(&body))
+            }),
+        )
+    });
+    budgeted(
+        routes.layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES)),
+        REVIEW_BYTES_IN_HAND,
+    )
 }
 
 /// Serves `hooks` and the conversions of the registry until `shutdown` completes; returns
@@ -182,14 +211,19 @@ mod tests {
         }
     }
 
-    /// The status code of a POST of `size` bytes to `/hook`, answered by `router`.
-    async fn post_status(size: usize) -> String {
+    /// A server of `router` on a free loopback port.
+    async fn serving(router: Router) -> SocketAddr {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, router(&[widget_hook()])).await });
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        addr
+    }
+
+    /// The status code of a POST of `size` bytes to `path` at `addr`.
+    async fn post_to(addr: SocketAddr, path: &str, size: usize) -> String {
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
         let head = format!(
-            "POST /hook HTTP/1.1\r\nhost: x\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
+            "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
         );
         stream.write_all(head.as_bytes()).await.unwrap();
         // The server may answer (413) before the body is all sent, and close.
@@ -197,6 +231,32 @@ mod tests {
         let mut answer = String::new();
         let _ = stream.read_to_string(&mut answer).await;
         answer.split(' ').nth(1).unwrap_or_default().to_string()
+    }
+
+    /// The status code of a POST of `size` bytes to `/hook`, answered by `router`.
+    async fn post_status(size: usize) -> String {
+        post_to(serving(router(&[widget_hook()])).await, "/hook", size).await
+    }
+
+    #[tokio::test]
+    async fn reviews_beyond_the_bytes_in_hand_wait_for_those_in_hand() {
+        // Each review takes 300 ms; two of 800 bytes do not fit in 1,000 bytes together.
+        let slow = Router::new().route(
+            "/slow",
+            post(|_: Bytes| async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                "ok"
+            }),
+        );
+        let addr = serving(budgeted(slow, 1000)).await;
+        let started = std::time::Instant::now();
+        let (first, second) =
+            tokio::join!(post_to(addr, "/slow", 800), post_to(addr, "/slow", 800));
+        assert_eq!((first.as_str(), second.as_str()), ("200", "200"));
+        assert!(
+            started.elapsed() >= Duration::from_millis(600),
+            "both were in hand at once"
+        );
     }
 
     /// Options for a server on a free loopback port, with certificates from `cert_files` or,

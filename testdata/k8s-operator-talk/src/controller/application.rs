@@ -28,6 +28,7 @@ use crate::controller::children::{Children, MANAGED_BY, Outcome};
 use crate::controller::rollout::{Rollout, rollout};
 use crate::metrics::ReadyCounts;
 use crate::rbac::Rule;
+use crate::watches::Relist;
 use crate::{Context, Error, Result, watches};
 
 /// Name of this controller in logs and metrics.
@@ -91,6 +92,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     // reconcile: our own status writes would otherwise each cause one more.
     let changed = predicates::generation.combine(predicates::finalizers);
     let forget = ctx.clone();
+    let mut relist = Relist::default();
     // Every namespace, or one watch per namespace the manager is limited to (WATCH_NAMESPACE).
     let apis = ctx.settings.namespaces.apis::<Application>(&ctx.client);
     let objects = ctx
@@ -100,6 +102,9 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
         .map_ok(move |event| {
             if let watcher::Event::Delete(obj) = &event {
                 forget.forget(&retry_key(obj));
+            }
+            if let Some(listed) = relist.follow(&event) {
+                forget.forget_all_but(&listed);
             }
             event
         })
@@ -155,10 +160,10 @@ pub fn error_policy(obj: Arc<Application>, error: &Error, state: Arc<State>) -> 
 /// Reconciles one Application, timed and counted in the metrics.
 pub async fn reconcile(obj: Arc<Application>, state: Arc<State>) -> Result<Action> {
     let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
-    let limit = state.ctx.settings.reconcile_timeout;
-    let result = tokio::time::timeout(limit, reconcile_through_finalizer(obj, &state))
-        .await
-        .unwrap_or(Err(Error::Timeout(limit)));
+    let result = state
+        .ctx
+        .bounded(reconcile_through_finalizer(obj, &state))
+        .await;
     timer.finish(&result, state.ctx.settings.sync_period);
     result
 }

@@ -3,16 +3,21 @@
 //! that opens connections and then sends nothing (or one byte a minute) would hold memory
 //! and file descriptors until the manager is OOM-killed, and would hold up its shutdown.
 //! Every endpoint (webhooks, metrics, probes) is served through `Guarded`: at most
-//! `MAX_CONNECTIONS` at once (more wait in the kernel's backlog), each closed `IDLE_TIMEOUT`
-//! after it was accepted or last written to. Only answers count as progress: a client
-//! trickling a byte now and then cannot keep its slot, it must finish a request in time.
+//! `MAX_CONNECTIONS` at once, each closed `IDLE_TIMEOUT` after it was accepted or last
+//! written to. Only answers count as progress: a client trickling a byte now and then cannot
+//! keep its slot, it must finish a request in time. When every slot is taken, a new
+//! connection closes the one answered (or accepted) longest ago: connections that send
+//! nothing cannot lock out the kubelet's probes or the API server, whose requests are
+//! answered in moments, for longer than it takes to open as many connections again.
 
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use futures::task::AtomicWaker;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
@@ -30,6 +35,36 @@ pub struct Guarded<L> {
     inner: L,
     slots: Arc<Semaphore>,
     idle: Duration,
+    /// The connections served, to pick one to close when every slot is taken.
+    open: Vec<Weak<Standing>>,
+}
+
+/// What the listener knows of a connection it serves.
+struct Standing {
+    /// When it was accepted or last answered.
+    progressed: Mutex<Instant>,
+    /// Set to close it, making room for a new connection.
+    closing: AtomicBool,
+    /// Wakes its task to close it.
+    waker: AtomicWaker,
+}
+
+impl Standing {
+    fn new() -> Self {
+        Standing {
+            progressed: Mutex::new(Instant::now()),
+            closing: AtomicBool::new(false),
+            waker: AtomicWaker::new(),
+        }
+    }
+
+    fn progressed(&self) -> Instant {
+        *self.progressed.lock().expect("guard lock poisoned")
+    }
+
+    fn progress(&self, at: Instant) {
+        *self.progressed.lock().expect("guard lock poisoned") = at;
+    }
 }
 
 impl<L> Guarded<L> {
@@ -42,6 +77,22 @@ impl<L> Guarded<L> {
             inner,
             slots: Arc::new(Semaphore::new(connections)),
             idle,
+            open: Vec::new(),
+        }
+    }
+
+    /// Tells the connection answered longest ago to close, and forgets those already gone.
+    fn close_oldest(&mut self) {
+        self.open.retain(|standing| standing.strong_count() > 0);
+        let oldest = self
+            .open
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|standing| !standing.closing.load(Ordering::Acquire))
+            .min_by_key(|standing| standing.progressed());
+        if let Some(oldest) = oldest {
+            oldest.closing.store(true, Ordering::Release);
+            oldest.waker.wake();
         }
     }
 }
@@ -51,14 +102,27 @@ impl<L: axum::serve::Listener> axum::serve::Listener for Guarded<L> {
     type Addr = L::Addr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        // Never closed, so acquiring only waits.
-        let slot = self.slots.clone().acquire_owned().await;
         let (io, addr) = self.inner.accept().await;
+        let slot = match self.slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                self.close_oldest();
+                // Never closed, so acquiring only waits.
+                self.slots
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("connection slots closed")
+            }
+        };
+        let standing = Arc::new(Standing::new());
+        self.open.push(Arc::downgrade(&standing));
         let connection = Connection {
             io,
             idle: self.idle,
             deadline: Box::pin(tokio::time::sleep(self.idle)),
-            _slot: slot.ok(),
+            standing,
+            _slot: slot,
         };
         (connection, addr)
     }
@@ -69,17 +133,32 @@ impl<L: axum::serve::Listener> axum::serve::Listener for Guarded<L> {
 }
 
 /// A served connection: it holds its slot until dropped, and fails with `TimedOut` once
-/// `idle` has passed since it was accepted or last written to.
+/// `idle` has passed since it was accepted or last written to, or with `ConnectionAborted`
+/// once the listener needs its slot.
 pub struct Connection<S> {
     io: S,
     idle: Duration,
     deadline: Pin<Box<Sleep>>,
-    _slot: Option<OwnedSemaphorePermit>,
+    standing: Arc<Standing>,
+    _slot: OwnedSemaphorePermit,
 }
 
 impl<S> Connection<S> {
     fn progressed(&mut self) {
-        self.deadline.as_mut().reset(Instant::now() + self.idle);
+        let now = Instant::now();
+        self.deadline.as_mut().reset(now + self.idle);
+        self.standing.progress(now);
+    }
+
+    /// The error that closes the connection when the listener needs its slot.
+    fn closing(&self, cx: &mut Context<'_>) -> Option<io::Error> {
+        self.standing.waker.register(cx.waker());
+        self.standing.closing.load(Ordering::Acquire).then(|| {
+            io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "closed to make room for a new connection",
+            )
+        })
     }
 
     /// `Pending` until the deadline passes, then the error that closes the connection.
@@ -99,6 +178,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for Connection<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if let Some(closing) = this.closing(cx) {
+            return Poll::Ready(Err(closing));
+        }
         match Pin::new(&mut this.io).poll_read(cx, buf) {
             Poll::Ready(result) => Poll::Ready(result),
             Poll::Pending => this.expired(cx),
@@ -113,6 +195,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Connection<S> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        if let Some(closing) = this.closing(cx) {
+            return Poll::Ready(Err(closing));
+        }
         match Pin::new(&mut this.io).poll_write(cx, buf) {
             Poll::Ready(result) => {
                 this.progressed();
@@ -192,21 +277,23 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn connections_beyond_the_limit_wait_for_a_free_slot() {
-        let addr = guarded_server(1, Duration::from_millis(500)).await;
-        let mut holder = TcpStream::connect(addr).await.unwrap();
-        holder.write_all(b"G").await.unwrap();
-        let waiting = tokio::spawn(get_root(addr));
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        assert!(
-            !waiting.is_finished(),
-            "a second connection was served beside the first"
-        );
-        // The holder times out, its slot frees, and the waiting request is served.
-        let answer = tokio::time::timeout(Duration::from_secs(5), waiting)
-            .await
-            .unwrap()
-            .unwrap();
+    async fn a_new_connection_beyond_the_limit_closes_the_one_answered_longest_ago() {
+        let addr = guarded_server(2, Duration::from_secs(60)).await;
+        let mut silent = TcpStream::connect(addr).await.unwrap();
+        silent.write_all(b"G").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut newer = TcpStream::connect(addr).await.unwrap();
+        newer.write_all(b"G").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Both slots are taken, by connections that would hold them for a minute.
+        let answer = tokio::time::timeout(Duration::from_secs(5), get_root(addr)).await;
+        let answer = answer.expect("the new connection waited for an idle timeout");
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(5), silent.read_to_end(&mut rest));
+        assert!(closed.await.is_ok(), "the oldest connection is still open");
+        let mut one = [0u8; 1];
+        let newer_open = tokio::time::timeout(Duration::from_millis(300), newer.read(&mut one));
+        assert!(newer_open.await.is_err(), "a newer connection was closed");
     }
 }
