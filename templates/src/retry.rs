@@ -3,7 +3,7 @@
 //! second, burst 100 bucket), so that a thousand objects failing at once during an API
 //! outage neither retry in lockstep nor all at once.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -63,14 +63,6 @@ impl Retries {
             .lock()
             .expect("retries lock poisoned")
             .remove(uid);
-    }
-
-    /// Forgets the failures of every object but `listed`.
-    pub fn forget_all_but(&self, listed: &HashSet<String>) {
-        self.failures
-            .lock()
-            .expect("retries lock poisoned")
-            .retain(|uid, _| listed.contains(uid));
     }
 
     /// Whether `uid` failed and has not succeeded since: a failure of an object already

@@ -1,7 +1,7 @@
 //! State shared by every reconciler: the client, the event recorder, metrics, the retry
 //! schedule and the manager's settings.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -198,16 +198,6 @@ impl Context {
                 .await
                 .unwrap_or(Err(Error::Timeout(limit)))
         }
-    }
-
-    /// Forgets everything kept about objects other than `listed` (the uids a relist brought
-    /// back: the others were deleted while the watch was down).
-    pub fn forget_all_but(&self, listed: &HashSet<String>) {
-        self.retries.forget_all_but(listed);
-        self.status_due
-            .lock()
-            .expect("status lock poisoned")
-            .retain(|key, _| listed.contains(key));
     }
 
     /// Forgets everything kept about the object `key`, once it is gone.

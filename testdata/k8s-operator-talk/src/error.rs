@@ -37,7 +37,7 @@ pub enum Error {
     )]
     CacheNotSynced(String),
 
-    #[error("the reconcile took longer than {0:?} (an API request went unanswered); retrying")]
+    #[error("the reconcile took longer than {0:?}; retrying")]
     Timeout(std::time::Duration),
 }
 

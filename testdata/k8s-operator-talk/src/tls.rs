@@ -9,6 +9,7 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -25,8 +26,7 @@ use tokio_rustls::server::TlsStream;
 
 /// A client that has not finished its handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// TLS handshakes in progress, or waiting for the server to take their connection, at once:
-/// beyond it, a new connection ends the oldest handshake.
+/// TLS handshakes in progress at once: beyond it, a new connection ends the oldest handshake.
 const MAX_HANDSHAKES: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
@@ -225,8 +225,8 @@ impl TlsListener {
         let acceptor = TlsAcceptor::from(config);
         let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
         tokio::spawn(async move {
-            // The handshakes running, oldest first.
-            let mut running = VecDeque::new();
+            // The handshakes running, oldest first, each with whether it is still shaking.
+            let mut running: VecDeque<(AbortHandle, Arc<AtomicBool>)> = VecDeque::new();
             loop {
                 let accepted = tokio::select! {
                     accepted = listener.accept() => accepted,
@@ -242,15 +242,19 @@ impl TlsListener {
                         continue;
                     }
                 };
-                running.retain(|task: &AbortHandle| !task.is_finished());
+                running.retain(|(task, _)| !task.is_finished());
                 let handshake = match handshakes.clone().try_acquire_owned() {
                     Ok(permit) => permit,
                     // Every slot is taken: the oldest handshake gives way, so that clients
                     // that connect and send nothing cannot lock out the API server, whose
                     // handshakes take moments, for longer than it takes to connect again.
+                    // Connections past their handshake are not handshakes any more.
                     Err(_) => {
-                        if let Some(oldest) = running.pop_front() {
-                            oldest.abort();
+                        while let Some((oldest, shaking)) = running.pop_front() {
+                            if shaking.load(Ordering::Acquire) {
+                                oldest.abort();
+                                break;
+                            }
                         }
                         tokio::select! {
                             permit = handshakes.clone().acquire_owned() => {
@@ -261,11 +265,15 @@ impl TlsListener {
                     }
                 };
                 let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                let shaking = Arc::new(AtomicBool::new(true));
+                let shaken = shaking.clone();
                 let task = tokio::spawn(async move {
                     // The handshake and the wait for a free connection slot share one
                     // deadline: a connection nobody serves is dropped, not held.
                     let handed_over = async {
                         let tls = acceptor.accept(tcp).await?;
+                        shaken.store(false, Ordering::Release);
+                        drop(handshake);
                         let _ = tx.send((tls, peer)).await;
                         io::Result::Ok(())
                     };
@@ -274,9 +282,8 @@ impl TlsListener {
                         Ok(Err(err)) => tracing::debug!(%err, %peer, "TLS handshake failed"),
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
-                    drop(handshake);
                 });
-                running.push_back(task.abort_handle());
+                running.push_back((task.abort_handle(), shaking));
             }
         });
         Ok(Self { local, ready })

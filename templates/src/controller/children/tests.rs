@@ -104,15 +104,35 @@ async fn a_created_child_stands_in_for_the_watch_only_for_a_while() {
 #[tokio::test]
 async fn what_was_sent_to_a_child_a_relist_did_not_bring_back_is_forgotten() {
     let (children, mut feed) = listed_children();
+    let with_uid = |uid: &str| {
+        let mut child = config_map(uid);
+        child.metadata.uid = Some(uid.into());
+        child
+    };
+    feed(&children, watcher::Event::Init);
     for uid in ["kept", "gone"] {
+        feed(&children, watcher::Event::InitApply(with_uid(uid)));
         let entry = (0, "1".to_string());
         children.applied.lock().unwrap().insert(uid.into(), entry);
     }
-    let mut kept = config_map("kept");
-    kept.metadata.uid = Some("kept".into());
+    feed(&children, watcher::Event::InitDone);
+    // "gone" is deleted while the watch is down: the next relist does not bring it back.
     feed(&children, watcher::Event::Init);
-    feed(&children, watcher::Event::InitApply(kept));
+    feed(&children, watcher::Event::InitApply(with_uid("kept")));
     feed(&children, watcher::Event::InitDone);
     let applied = children.applied.lock().unwrap();
     assert_eq!(applied.keys().collect::<Vec<_>>(), ["kept"]);
+}
+
+#[tokio::test]
+async fn a_late_event_for_an_earlier_child_of_the_same_name_leaves_the_new_one_alone() {
+    let (children, mut feed) = listed_children();
+    feed(&children, watcher::Event::Init);
+    feed(&children, watcher::Event::InitDone);
+    let (mut earlier, mut created) = (config_map("web"), config_map("web"));
+    earlier.metadata.uid = Some("earlier".into());
+    created.metadata.uid = Some("created".into());
+    children.record_created(&created);
+    feed(&children, watcher::Event::Delete(earlier));
+    assert!(children.cached("web", Some("default")).unwrap().is_some());
 }

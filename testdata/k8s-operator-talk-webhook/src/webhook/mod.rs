@@ -17,6 +17,7 @@ pub mod certs;
 pub mod configs;
 pub mod conversion;
 pub mod flags;
+pub mod intake;
 pub mod keeper;
 pub mod samples;
 pub mod serve;

@@ -11,17 +11,16 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Request};
+use axum::extract::DefaultBodyLimit;
 use axum::http::header;
-use axum::middleware::{self, Next};
 use axum::routing::post;
 use futures::FutureExt;
 use kube::Client;
-use tokio::sync::Semaphore;
 
 use super::certs::Validity;
 use super::configs::{Hook, Target};
 use super::conversion;
+use super::intake::{self, Intake};
 use super::keeper::{Error, Keeper};
 use crate::server::{self, Ready};
 use crate::tls::{CertFiles, ServingCert};
@@ -61,32 +60,6 @@ impl Options {
 /// and new), and the API server stores objects of up to about 3 MB.
 pub const MAX_REQUEST_BYTES: usize = 7 * 1024 * 1024;
 
-/// Review bytes in hand at once. A review costs several times its size while it is handled
-/// (the bytes, the typed object, a JSON value, a patched copy), so reviews beyond this wait
-/// for those in hand: a few of the largest sent at once (by anyone who can reach the port; the
-/// API server's are a few KB) cannot get the manager OOM-killed at its 128 MiB limit.
-pub const REVIEW_BYTES_IN_HAND: usize = 8 * 1024 * 1024;
-
-/// `router` taking at most `bytes` of request bodies in hand at once, each counted by its
-/// Content-Length (the largest allowed when it has none).
-fn budgeted(router: Router, bytes: usize) -> Router {
-    let budget = Arc::new(Semaphore::new(bytes));
-    router.layer(middleware::from_fn(move |request: Request, next: Next| {
-        let budget = budget.clone();
-        async move {
-            let declared = request
-                .headers()
-                .get(header::CONTENT_LENGTH)
-                .and_then(|value| value.to_str().ok()?.parse().ok())
-                .unwrap_or(MAX_REQUEST_BYTES);
-            let share = declared.clamp(1, MAX_REQUEST_BYTES.min(bytes)) as u32;
-            // Never closed, so acquiring only waits.
-            let _in_hand = budget.acquire_many_owned(share).await;
-            next.run(request).await
-        }
-    }))
-}
-
 /// Every webhook's route, and `/convert` when kinds convert through the manager.
 pub fn router(hooks: &[Hook]) -> Router {
     let conversions = super::conversions();
@@ -112,9 +85,9 @@ pub fn router(hooks: &[Hook]) -> Router {
             }),
         )
     });
-    budgeted(
+    intake::limited(
         routes.layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES)),
-        REVIEW_BYTES_IN_HAND,
+        Intake::DEFAULT,
     )
 }
 
@@ -238,25 +211,57 @@ mod tests {
         post_to(serving(router(&[widget_hook()])).await, "/hook", size).await
     }
 
+    /// A router answering `/slow` after 300 ms and `/fast` at once, within `intake`.
+    fn timed_router(intake: Intake) -> Router {
+        let slow = post(|_: Bytes| async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            "ok"
+        });
+        let routes = Router::new()
+            .route("/slow", slow)
+            .route("/fast", post(|_: Bytes| async { "ok" }));
+        intake::limited(routes, intake)
+    }
+
+    const TEST_INTAKE: Intake = Intake {
+        in_hand: 64 * 1024,
+        small: 1024,
+        deadline: Duration::from_secs(5),
+    };
+
     #[tokio::test]
-    async fn reviews_beyond_the_bytes_in_hand_wait_for_those_in_hand() {
-        // Each review takes 300 ms; two of 800 bytes do not fit in 1,000 bytes together.
-        let slow = Router::new().route(
-            "/slow",
-            post(|_: Bytes| async {
-                tokio::time::sleep(Duration::from_millis(300)).await;
-                "ok"
-            }),
-        );
-        let addr = serving(budgeted(slow, 1000)).await;
+    async fn large_reviews_beyond_the_bytes_in_hand_wait_for_those_in_hand() {
+        // Two of 40 KB do not fit in 64 KB together.
+        let addr = serving(timed_router(TEST_INTAKE)).await;
         let started = std::time::Instant::now();
-        let (first, second) =
-            tokio::join!(post_to(addr, "/slow", 800), post_to(addr, "/slow", 800));
+        let (first, second) = tokio::join!(
+            post_to(addr, "/slow", 40 * 1024),
+            post_to(addr, "/slow", 40 * 1024)
+        );
         assert_eq!((first.as_str(), second.as_str()), ("200", "200"));
         assert!(
             started.elapsed() >= Duration::from_millis(600),
             "both were in hand at once"
         );
+    }
+
+    #[tokio::test]
+    async fn a_large_review_sent_slowly_holds_back_no_small_one_and_is_cut_at_the_deadline() {
+        let intake = Intake {
+            deadline: Duration::from_secs(2),
+            ..TEST_INTAKE
+        };
+        let addr = serving(timed_router(intake)).await;
+        // Declares 64 KB, all the bytes in hand, and sends 10.
+        let mut stalled = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let head = "POST /fast HTTP/1.1\r\nhost: x\r\ncontent-length: 65536\r\n\r\n0123456789";
+        stalled.write_all(head.as_bytes()).await.unwrap();
+        let small = tokio::time::timeout(Duration::from_secs(1), post_to(addr, "/fast", 100));
+        assert_eq!(small.await.expect("a small review waited").as_str(), "200");
+        let mut answer = String::new();
+        let cut = tokio::time::timeout(Duration::from_secs(5), stalled.read_to_string(&mut answer));
+        cut.await.expect("the slow review was not cut").unwrap();
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     }
 
     /// Options for a server on a free loopback port, with certificates from `cert_files` or,

@@ -103,8 +103,8 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
             if let watcher::Event::Delete(obj) = &event {
                 forget.forget(&retry_key(obj));
             }
-            if let Some(listed) = relist.follow(&event) {
-                forget.forget_all_but(&listed);
+            for dropped in relist.follow(&event) {
+                forget.forget(&dropped);
             }
             event
         })

@@ -156,10 +156,11 @@ where
     }
 
     fn cached(&self, name: &str, namespace: Option<&str>) -> Result<Option<K>> {
+        // Locked first, as the watch does (`observe`): a child is in one or the other.
+        let created = self.created.lock().expect("created lock poisoned");
         if let Some(cached) = self.store.get(namespace, name)? {
             return Ok(Some(cached));
         }
-        let created = self.created.lock().expect("created lock poisoned");
         Ok(created
             .get(&key(namespace, name))
             .filter(|(_, at)| at.elapsed() < CREATED_TTL)
@@ -339,8 +340,16 @@ fn observe<K>(
     let mut created = created.lock().expect("created lock poisoned");
     writer.apply_watcher_event(event);
     match event {
+        // Only for the child created: a late event for an earlier one of the same name
+        // says nothing of it.
         watcher::Event::Apply(child) | watcher::Event::Delete(child) => {
-            created.remove(&key(child.meta().namespace.as_deref(), &child.name_any()));
+            let key = key(child.meta().namespace.as_deref(), &child.name_any());
+            if created
+                .get(&key)
+                .is_some_and(|(ours, _)| ours.uid() == child.uid())
+            {
+                created.remove(&key);
+            }
         }
         watcher::Event::InitDone => created.clear(),
         watcher::Event::Init | watcher::Event::InitApply(_) => {}
@@ -349,8 +358,8 @@ fn observe<K>(
     if let watcher::Event::Delete(child) = event {
         applied.remove(&child.uid().unwrap_or_default());
     }
-    if let Some(listed) = relist.follow(event) {
-        applied.retain(|uid, _| listed.contains(uid));
+    for dropped in relist.follow(event) {
+        applied.remove(&dropped);
     }
 }
 

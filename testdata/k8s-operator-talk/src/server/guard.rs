@@ -6,9 +6,11 @@
 //! `MAX_CONNECTIONS` at once, each closed `IDLE_TIMEOUT` after it was accepted or last
 //! written to. Only answers count as progress: a client trickling a byte now and then cannot
 //! keep its slot, it must finish a request in time. When every slot is taken, a new
-//! connection closes the one answered (or accepted) longest ago: connections that send
-//! nothing cannot lock out the kubelet's probes or the API server, whose requests are
-//! answered in moments, for longer than it takes to open as many connections again.
+//! connection closes the one that has gone longest without starting a request or being
+//! answered: connections that send nothing cannot lock out the kubelet's probes or the API
+//! server, whose requests start and are answered in moments, for longer than it takes to open
+//! as many connections again; and a kept-alive connection that has just started a request is
+//! not the one closed.
 
 use std::io;
 use std::pin::Pin;
@@ -34,15 +36,19 @@ pub const MAX_CONNECTIONS: usize = 256;
 pub struct Guarded<L> {
     inner: L,
     slots: Arc<Semaphore>,
+    capacity: usize,
     idle: Duration,
-    /// The connections served, to pick one to close when every slot is taken.
+    /// The connections served (and some since closed), to pick one to close when every slot
+    /// is taken.
     open: Vec<Weak<Standing>>,
 }
 
 /// What the listener knows of a connection it serves.
 struct Standing {
-    /// When it was accepted or last answered.
+    /// When it was accepted, last answered, or last started a request.
     progressed: Mutex<Instant>,
+    /// Answered (or accepted) and not read from since: its next byte starts a request.
+    between_requests: AtomicBool,
     /// Set to close it, making room for a new connection.
     closing: AtomicBool,
     /// Wakes its task to close it.
@@ -53,6 +59,7 @@ impl Standing {
     fn new() -> Self {
         Standing {
             progressed: Mutex::new(Instant::now()),
+            between_requests: AtomicBool::new(true),
             closing: AtomicBool::new(false),
             waker: AtomicWaker::new(),
         }
@@ -62,8 +69,17 @@ impl Standing {
         *self.progressed.lock().expect("guard lock poisoned")
     }
 
-    fn progress(&self, at: Instant) {
+    fn answered(&self, at: Instant) {
         *self.progressed.lock().expect("guard lock poisoned") = at;
+        self.between_requests.store(true, Ordering::Release);
+    }
+
+    /// Bytes came in: the first since an answer start a request, which moves the connection
+    /// to the back of the line for closing (not its idle deadline: only answers do that).
+    fn read_some(&self) {
+        if self.between_requests.swap(false, Ordering::AcqRel) {
+            *self.progressed.lock().expect("guard lock poisoned") = Instant::now();
+        }
     }
 }
 
@@ -76,6 +92,7 @@ impl<L> Guarded<L> {
         Guarded {
             inner,
             slots: Arc::new(Semaphore::new(connections)),
+            capacity: connections,
             idle,
             open: Vec::new(),
         }
@@ -116,6 +133,10 @@ impl<L: axum::serve::Listener> axum::serve::Listener for Guarded<L> {
             }
         };
         let standing = Arc::new(Standing::new());
+        // Closed connections are forgotten now and then, not only when every slot is taken.
+        if self.open.len() >= 2 * self.capacity {
+            self.open.retain(|standing| standing.strong_count() > 0);
+        }
         self.open.push(Arc::downgrade(&standing));
         let connection = Connection {
             io,
@@ -134,7 +155,8 @@ impl<L: axum::serve::Listener> axum::serve::Listener for Guarded<L> {
 
 /// A served connection: it holds its slot until dropped, and fails with `TimedOut` once
 /// `idle` has passed since it was accepted or last written to, or with `ConnectionAborted`
-/// once the listener needs its slot.
+/// once the listener needs its slot. hyper flushes on every pass over a connection, even one
+/// whose request waits on the handler, so the flush checks both too.
 pub struct Connection<S> {
     io: S,
     idle: Duration,
@@ -144,10 +166,10 @@ pub struct Connection<S> {
 }
 
 impl<S> Connection<S> {
-    fn progressed(&mut self) {
+    fn answered(&mut self) {
         let now = Instant::now();
         self.deadline.as_mut().reset(now + self.idle);
-        self.standing.progress(now);
+        self.standing.answered(now);
     }
 
     /// The error that closes the connection when the listener needs its slot.
@@ -181,8 +203,14 @@ impl<S: AsyncRead + Unpin> AsyncRead for Connection<S> {
         if let Some(closing) = this.closing(cx) {
             return Poll::Ready(Err(closing));
         }
+        let before = buf.filled().len();
         match Pin::new(&mut this.io).poll_read(cx, buf) {
-            Poll::Ready(result) => Poll::Ready(result),
+            Poll::Ready(result) => {
+                if buf.filled().len() > before {
+                    this.standing.read_some();
+                }
+                Poll::Ready(result)
+            }
             Poll::Pending => this.expired(cx),
         }
     }
@@ -200,7 +228,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Connection<S> {
         }
         match Pin::new(&mut this.io).poll_write(cx, buf) {
             Poll::Ready(result) => {
-                this.progressed();
+                this.answered();
                 Poll::Ready(result)
             }
             // A client that stops reading holds the connection as surely as one that stops
@@ -210,7 +238,16 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Connection<S> {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+        let this = self.get_mut();
+        if let Some(closing) = this.closing(cx) {
+            return Poll::Ready(Err(closing));
+        }
+        // Polled, the deadline wakes this connection when it passes, even while it reads and
+        // writes nothing.
+        if let Poll::Ready(Err(expired)) = this.expired::<()>(cx) {
+            return Poll::Ready(Err(expired));
+        }
+        Pin::new(&mut this.io).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -222,14 +259,17 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Connection<S> {
 mod tests {
     use super::*;
     use axum::Router;
-    use axum::routing::get;
+    use axum::routing::{get, post};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::{TcpListener, TcpStream};
 
     async fn guarded_server(connections: usize, idle: Duration) -> std::net::SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let router = Router::new().route("/", get(|| async { "ok" }));
+        // `/park` never answers and never reads the body it is sent.
+        let router = Router::new()
+            .route("/", get(|| async { "ok" }))
+            .route("/park", post(std::future::pending::<&str>));
         let guarded = Guarded::with_limits(listener, connections, idle);
         tokio::spawn(async move { axum::serve(guarded, router).await });
         addr
@@ -295,5 +335,51 @@ mod tests {
         let mut one = [0u8; 1];
         let newer_open = tokio::time::timeout(Duration::from_millis(300), newer.read(&mut one));
         assert!(newer_open.await.is_err(), "a newer connection was closed");
+    }
+
+    #[tokio::test]
+    async fn a_connection_that_just_started_a_request_is_not_the_one_closed() {
+        let addr = guarded_server(2, Duration::from_secs(60)).await;
+        // A kept-alive connection, answered once...
+        let mut kept = TcpStream::connect(addr).await.unwrap();
+        kept.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = [0u8; 1024];
+        let read = kept.read(&mut answer).await.unwrap();
+        assert!(answer[..read].starts_with(b"HTTP/1.1 200"));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // ...then one that starts a request and sends no more...
+        let mut stalled = TcpStream::connect(addr).await.unwrap();
+        stalled.write_all(b"G").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // ...then the kept-alive one starts its next request: the stalled one is older now.
+        kept.write_all(b"G").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let answer = tokio::time::timeout(Duration::from_secs(5), get_root(addr)).await;
+        assert!(answer.unwrap().starts_with("HTTP/1.1 200"));
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(5), stalled.read_to_end(&mut rest));
+        assert!(closed.await.is_ok(), "the stalled connection is still open");
+        kept.write_all(b"ET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut second = String::new();
+        kept.read_to_string(&mut second).await.unwrap();
+        assert!(second.starts_with("HTTP/1.1 200"), "{second}");
+    }
+
+    #[tokio::test]
+    async fn a_request_parked_before_its_body_is_read_still_gives_up_its_slot() {
+        let addr = guarded_server(1, Duration::from_secs(60)).await;
+        let mut parked = TcpStream::connect(addr).await.unwrap();
+        parked
+            .write_all(b"POST /park HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n0123456789")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let answer = tokio::time::timeout(Duration::from_secs(5), get_root(addr)).await;
+        let answer = answer.expect("the parked request kept its slot");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     }
 }
