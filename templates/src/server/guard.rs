@@ -6,13 +6,15 @@
 //! `MAX_CONNECTIONS` at once, each closed `IDLE_TIMEOUT` after it was accepted or last
 //! written to. Only answers count as progress: a client trickling a byte now and then cannot
 //! keep its slot, it must finish a request in time. When every slot is taken, a new
-//! connection closes the one that has gone longest without starting a request or being
-//! answered: connections that send nothing cannot lock out the kubelet's probes or the API
-//! server, whose requests start and are answered in moments, for longer than it takes to open
-//! as many connections again; and a kept-alive connection that has just started a request is
-//! not the one closed.
+//! connection closes one of the source (IP address) holding the most: the one that has gone
+//! longest without starting a request or being answered. Connections one Pod opens and leaves
+//! silent close each other, not the kubelet's probes or the API server's reviews; and among
+//! one source's, a kept-alive connection that has just started a request is not the one
+//! closed.
 
+use std::collections::HashMap;
 use std::io;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -45,6 +47,8 @@ pub struct Guarded<L> {
 
 /// What the listener knows of a connection it serves.
 struct Standing {
+    /// Where it comes from.
+    source: IpAddr,
     /// When it was accepted, last answered, or last started a request.
     progressed: Mutex<Instant>,
     /// Answered (or accepted) and not read from since: its next byte starts a request.
@@ -56,8 +60,9 @@ struct Standing {
 }
 
 impl Standing {
-    fn new() -> Self {
+    fn new(source: IpAddr) -> Self {
         Standing {
+            source,
             progressed: Mutex::new(Instant::now()),
             between_requests: AtomicBool::new(true),
             closing: AtomicBool::new(false),
@@ -98,14 +103,23 @@ impl<L> Guarded<L> {
         }
     }
 
-    /// Tells the connection answered longest ago to close, and forgets those already gone.
-    fn close_oldest(&mut self) {
+    /// Tells one connection to close: of the source holding the most, the one that has gone
+    /// longest without starting a request or being answered. A flood from one Pod then
+    /// closes its own connections, not the API server's or the kubelet's.
+    fn close_one(&mut self) {
         self.open.retain(|standing| standing.strong_count() > 0);
-        let oldest = self
-            .open
-            .iter()
-            .filter_map(Weak::upgrade)
+        let live: Vec<_> = (self.open.iter().filter_map(Weak::upgrade))
             .filter(|standing| !standing.closing.load(Ordering::Acquire))
+            .collect();
+        let mut held = HashMap::<IpAddr, usize>::new();
+        for standing in &live {
+            *held.entry(standing.source).or_default() += 1;
+        }
+        let Some((busiest, _)) = held.into_iter().max_by_key(|(_, count)| *count) else {
+            return;
+        };
+        let oldest = (live.iter())
+            .filter(|standing| standing.source == busiest)
             .min_by_key(|standing| standing.progressed());
         if let Some(oldest) = oldest {
             oldest.closing.store(true, Ordering::Release);
@@ -114,16 +128,16 @@ impl<L> Guarded<L> {
     }
 }
 
-impl<L: axum::serve::Listener> axum::serve::Listener for Guarded<L> {
+impl<L: axum::serve::Listener<Addr = SocketAddr>> axum::serve::Listener for Guarded<L> {
     type Io = Connection<L::Io>;
-    type Addr = L::Addr;
+    type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         let (io, addr) = self.inner.accept().await;
         let slot = match self.slots.clone().try_acquire_owned() {
             Ok(slot) => slot,
             Err(_) => {
-                self.close_oldest();
+                self.close_one();
                 // Never closed, so acquiring only waits.
                 self.slots
                     .clone()
@@ -132,7 +146,7 @@ impl<L: axum::serve::Listener> axum::serve::Listener for Guarded<L> {
                     .expect("connection slots closed")
             }
         };
-        let standing = Arc::new(Standing::new());
+        let standing = Arc::new(Standing::new(addr.ip()));
         // Closed connections are forgotten now and then, not only when every slot is taken.
         if self.open.len() >= 2 * self.capacity {
             self.open.retain(|standing| standing.strong_count() > 0);
@@ -381,5 +395,40 @@ mod tests {
         let answer = tokio::time::timeout(Duration::from_secs(5), get_root(addr)).await;
         let answer = answer.expect("the parked request kept its slot");
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+
+    #[tokio::test]
+    async fn the_source_holding_the_most_connections_gives_one_up() {
+        let addr = guarded_server(3, Duration::from_secs(60)).await;
+        // The oldest connection, from 127.0.0.1, answered once and idle since.
+        let mut kept = TcpStream::connect(addr).await.unwrap();
+        kept.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = [0u8; 1024];
+        let read = kept.read(&mut answer).await.unwrap();
+        assert!(answer[..read].starts_with(b"HTTP/1.1 200"));
+        // Then silent connections from 127.0.0.2, up to the limit and one more.
+        let flood = || async {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+            socket.connect(addr).await.unwrap()
+        };
+        let mut first = flood().await;
+        let _second = flood().await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let _third = flood().await;
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(5), first.read_to_end(&mut rest));
+        assert!(
+            closed.await.is_ok(),
+            "the flood's oldest connection is still open"
+        );
+        kept.write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut second = String::new();
+        kept.read_to_string(&mut second).await.unwrap();
+        assert!(second.starts_with("HTTP/1.1 200"), "{second}");
     }
 }

@@ -4,7 +4,8 @@
 //! cert-manager Secret, and read again when its files change. Only HTTP/1.1 is offered (ALPN),
 //! as kubebuilder's managers do by default.
 
-use std::collections::VecDeque;
+mod handshakes;
+
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -20,9 +21,10 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
+
+use handshakes::Handshakes;
 
 /// A client that has not finished its handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -225,8 +227,7 @@ impl TlsListener {
         let acceptor = TlsAcceptor::from(config);
         let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
         tokio::spawn(async move {
-            // The handshakes running, oldest first, each with whether it is still shaking.
-            let mut running: VecDeque<(AbortHandle, Arc<AtomicBool>)> = VecDeque::new();
+            let mut running = Handshakes::default();
             loop {
                 let accepted = tokio::select! {
                     accepted = listener.accept() => accepted,
@@ -242,20 +243,11 @@ impl TlsListener {
                         continue;
                     }
                 };
-                running.retain(|(task, _)| !task.is_finished());
                 let handshake = match handshakes.clone().try_acquire_owned() {
                     Ok(permit) => permit,
-                    // Every slot is taken: the oldest handshake gives way, so that clients
-                    // that connect and send nothing cannot lock out the API server, whose
-                    // handshakes take moments, for longer than it takes to connect again.
-                    // Connections past their handshake are not handshakes any more.
+                    // Every slot is taken: one handshake gives way (see `Handshakes`).
                     Err(_) => {
-                        while let Some((oldest, shaking)) = running.pop_front() {
-                            if shaking.load(Ordering::Acquire) {
-                                oldest.abort();
-                                break;
-                            }
-                        }
+                        running.end_one();
                         tokio::select! {
                             permit = handshakes.clone().acquire_owned() => {
                                 permit.expect("handshake slots closed")
@@ -283,7 +275,7 @@ impl TlsListener {
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
                 });
-                running.push_back((task.abort_handle(), shaking));
+                running.track(task.abort_handle(), shaking, peer.ip());
             }
         });
         Ok(Self { local, ready })
