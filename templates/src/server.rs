@@ -20,8 +20,10 @@ use crate::metrics_auth::{self, Authorizer};
 use crate::tls::TlsListener;
 
 mod bind;
+mod give_way;
 mod guard;
 pub use bind::{bind, bind_socket, every_interface};
+pub(crate) use give_way::give_way;
 pub use guard::Guarded;
 
 /// How long open connections may finish after shutdown starts: within the Pod's

@@ -28,7 +28,7 @@ use handshakes::Handshakes;
 
 /// A client that has not finished its handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// TLS handshakes in progress at once: beyond it, a new connection ends the oldest handshake.
+/// TLS handshakes in progress at once: beyond it, a new connection ends one (`Handshakes`).
 const MAX_HANDSHAKES: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
@@ -227,7 +227,7 @@ impl TlsListener {
         let acceptor = TlsAcceptor::from(config);
         let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
         tokio::spawn(async move {
-            let mut running = Handshakes::default();
+            let mut running = Handshakes::new(MAX_HANDSHAKES);
             loop {
                 let accepted = tokio::select! {
                     accepted = listener.accept() => accepted,
@@ -264,7 +264,10 @@ impl TlsListener {
                     // deadline: a connection nobody serves is dropped, not held.
                     let handed_over = async {
                         let tls = acceptor.accept(tcp).await?;
-                        shaken.store(false, Ordering::Release);
+                        // Past its handshake, unless it was just ended to make room.
+                        if !shaken.swap(false, Ordering::AcqRel) {
+                            return Ok(());
+                        }
                         drop(handshake);
                         let _ = tx.send((tls, peer)).await;
                         io::Result::Ok(())

@@ -1,54 +1,73 @@
-//! The TLS handshakes a listener runs, so that one can be ended when every slot is taken:
-//! of the source (IP address) running the most, the oldest. Clients one Pod opens and leaves
-//! without a ClientHello then end each other's handshakes, not the API server's, whose
-//! handshakes take moments.
+//! The TLS handshakes a listener runs, so that one can be ended when every slot is taken
+//! (`give_way`: of a source running more than a quarter of them, or else of all, the oldest).
+//! Clients one Pod opens and leaves without a ClientHello then end each other's handshakes,
+//! not the API server's, whose handshakes take moments.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::server::give_way;
 
 /// Handshake tasks, oldest first.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Handshakes {
     running: VecDeque<Handshake>,
+    capacity: usize,
 }
 
 #[derive(Debug)]
 struct Handshake {
     task: AbortHandle,
-    /// Cleared by the task once its handshake is done: past it, it is a connection, not a
-    /// handshake to end.
+    /// Claimed (cleared) either by the task once its handshake is done, past which it is a
+    /// connection and never ended, or by `end_one`: whichever comes first.
     shaking: Arc<AtomicBool>,
     source: IpAddr,
+    started: Instant,
 }
 
 impl Handshakes {
-    /// Follows `task`, a handshake with `source` that clears `shaking` once done.
+    pub fn new(capacity: usize) -> Self {
+        Handshakes {
+            running: VecDeque::new(),
+            capacity,
+        }
+    }
+
+    /// Follows `task`, a handshake with `source` that claims `shaking` once done.
     pub fn track(&mut self, task: AbortHandle, shaking: Arc<AtomicBool>, source: IpAddr) {
         self.running.retain(Handshake::running);
         self.running.push_back(Handshake {
             task,
             shaking,
-            source,
+            source: source.to_canonical(),
+            started: Instant::now(),
         });
     }
 
-    /// Ends the oldest handshake of the source running the most.
+    /// Ends one handshake, if one is still running.
     pub fn end_one(&mut self) {
-        self.running.retain(Handshake::running);
-        let mut held = HashMap::<IpAddr, usize>::new();
-        for handshake in &self.running {
-            *held.entry(handshake.source).or_default() += 1;
-        }
-        let Some((busiest, _)) = held.into_iter().max_by_key(|(_, count)| *count) else {
-            return;
-        };
-        if let Some(at) = self.running.iter().position(|h| h.source == busiest) {
-            let ended = self.running.remove(at).expect("position is in range");
-            ended.task.abort();
+        loop {
+            self.running.retain(Handshake::running);
+            let candidates: Vec<_> = (self.running.iter())
+                .map(|handshake| (handshake.source, handshake.started))
+                .collect();
+            let Some(index) = give_way(&candidates, self.capacity / 4) else {
+                return;
+            };
+            let ended = self
+                .running
+                .remove(index)
+                .expect("give_way picks one of them");
+            // Lost to the task finishing its handshake: end another.
+            if ended.shaking.swap(false, Ordering::AcqRel) {
+                ended.task.abort();
+                return;
+            }
         }
     }
 }
@@ -70,7 +89,7 @@ mod tests {
         let (api_server, flood_oldest, flood_newest) = (spawn(), spawn(), spawn());
         let (api, pod): (IpAddr, IpAddr) =
             ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
-        let mut handshakes = Handshakes::default();
+        let mut handshakes = Handshakes::new(4);
         for (task, source) in [
             (&api_server, api),
             (&flood_oldest, pod),
@@ -87,5 +106,33 @@ mod tests {
                 .is_cancelled()
         );
         assert!(!api_server.is_finished() && !flood_newest.is_finished());
+    }
+
+    #[tokio::test]
+    async fn a_handshake_done_is_not_ended() {
+        let (done, running) = (
+            tokio::spawn(std::future::pending::<()>()),
+            tokio::spawn(std::future::pending::<()>()),
+        );
+        let source: IpAddr = "10.0.0.2".parse().unwrap();
+        let mut handshakes = Handshakes::new(4);
+        let done_flag = Arc::new(AtomicBool::new(true));
+        handshakes.track(done.abort_handle(), done_flag.clone(), source);
+        handshakes.track(
+            running.abort_handle(),
+            Arc::new(AtomicBool::new(true)),
+            source,
+        );
+        // The oldest finishes its handshake just before one must end.
+        done_flag.swap(false, Ordering::AcqRel);
+        handshakes.end_one();
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(5), running).await;
+        assert!(
+            ended
+                .expect("the running handshake still runs")
+                .unwrap_err()
+                .is_cancelled()
+        );
+        assert!(!done.is_finished());
     }
 }
