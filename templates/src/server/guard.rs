@@ -281,13 +281,32 @@ mod tests {
     }
 
     async fn get_root(addr: std::net::SocketAddr) -> String {
-        let mut stream = TcpStream::connect(addr).await.unwrap();
-        stream
-            .write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        let mut connection = TcpStream::connect(addr).await.unwrap();
+        last_answer(&mut connection, b"GET / HTTP/1.1\r\n").await
+    }
+
+    /// A kept-alive connection, answered once.
+    async fn answered_once(addr: std::net::SocketAddr) -> TcpStream {
+        let mut kept = TcpStream::connect(addr).await.unwrap();
+        kept.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = [0u8; 1024];
+        let read = kept.read(&mut answer).await.unwrap();
+        assert!(answer[..read].starts_with(b"HTTP/1.1 200"));
+        kept
+    }
+
+    /// Sends `request_line` (or what is left of it) and the headers of a last request on
+    /// `connection`, and reads the answer.
+    async fn last_answer(connection: &mut TcpStream, request_line: &[u8]) -> String {
+        connection.write_all(request_line).await.unwrap();
+        connection
+            .write_all(b"host: x\r\nconnection: close\r\n\r\n")
             .await
             .unwrap();
         let mut answer = String::new();
-        stream.read_to_string(&mut answer).await.unwrap();
+        connection.read_to_string(&mut answer).await.unwrap();
         answer
     }
 
@@ -346,13 +365,7 @@ mod tests {
     async fn a_connection_that_just_started_a_request_is_not_the_one_closed() {
         let addr = guarded_server(2, Duration::from_secs(60)).await;
         // A kept-alive connection, answered once...
-        let mut kept = TcpStream::connect(addr).await.unwrap();
-        kept.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut answer = [0u8; 1024];
-        let read = kept.read(&mut answer).await.unwrap();
-        assert!(answer[..read].starts_with(b"HTTP/1.1 200"));
+        let mut kept = answered_once(addr).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
         // ...then one that starts a request and sends no more...
         let mut stalled = TcpStream::connect(addr).await.unwrap();
@@ -366,11 +379,7 @@ mod tests {
         let mut rest = Vec::new();
         let closed = tokio::time::timeout(Duration::from_secs(5), stalled.read_to_end(&mut rest));
         assert!(closed.await.is_ok(), "the stalled connection is still open");
-        kept.write_all(b"ET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-            .await
-            .unwrap();
-        let mut second = String::new();
-        kept.read_to_string(&mut second).await.unwrap();
+        let second = last_answer(&mut kept, b"ET / HTTP/1.1\r\n").await;
         assert!(second.starts_with("HTTP/1.1 200"), "{second}");
     }
 
@@ -394,13 +403,7 @@ mod tests {
     async fn the_source_holding_the_most_connections_gives_one_up() {
         let addr = guarded_server(3, Duration::from_secs(60)).await;
         // The oldest connection, from 127.0.0.1, answered once and idle since.
-        let mut kept = TcpStream::connect(addr).await.unwrap();
-        kept.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut answer = [0u8; 1024];
-        let read = kept.read(&mut answer).await.unwrap();
-        assert!(answer[..read].starts_with(b"HTTP/1.1 200"));
+        let mut kept = answered_once(addr).await;
         // Then silent connections from 127.0.0.2, up to the limit and one more.
         let flood = || async {
             let socket = tokio::net::TcpSocket::new_v4().unwrap();
@@ -416,11 +419,7 @@ mod tests {
             closed.await.is_ok(),
             "the flood's oldest connection is still open"
         );
-        kept.write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-            .await
-            .unwrap();
-        let mut second = String::new();
-        kept.read_to_string(&mut second).await.unwrap();
+        let second = last_answer(&mut kept, b"GET / HTTP/1.1\r\n").await;
         assert!(second.starts_with("HTTP/1.1 200"), "{second}");
     }
 }
