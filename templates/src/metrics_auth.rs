@@ -5,7 +5,8 @@
 //! the API server does not accept: 401; a user without the `metrics-reader` ClusterRole: 403.
 //!
 //! Decisions are cached per token for a minute (a denial for 10 s), so Prometheus scraping
-//! every 15 s costs the API server two requests a minute at most.
+//! every 15 s costs the API server two requests a minute at most. Reviews go out a few at a
+//! time, each request waiting its turn: see `REVIEWS_AT_ONCE`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,6 +20,7 @@ use k8s_openapi::api::authentication::v1 as authnv1;
 use k8s_openapi::api::authorization::v1 as authzv1;
 use kube::Client;
 use kube::api::{Api, PostParams};
+use tokio::sync::Semaphore;
 
 /// How long an allowed token is trusted without asking the API server again.
 pub const ALLOWED_TTL: Duration = Duration::from_secs(60);
@@ -26,6 +28,16 @@ pub const ALLOWED_TTL: Duration = Duration::from_secs(60);
 pub const DENIED_TTL: Duration = Duration::from_secs(10);
 /// Tokens remembered at most; beyond that the cache starts afresh.
 pub const CACHE_ENTRIES: usize = 1024;
+/// Requests reviewed at once. A token not in the cache costs two reviews, so made-up tokens
+/// sent by the thousand would make the manager flood the API server, where API Priority and
+/// Fairness queues all of the manager's requests as one flow: its controllers would wait
+/// behind the reviews. Requests wait their turn in order, as many as the server has
+/// connections (`server::guard::MAX_CONNECTIONS`), so Prometheus waits behind at most those.
+pub const REVIEWS_AT_ONCE: usize = 4;
+/// The longest a request waits for its turn and its reviews: Prometheus' scrape timeout.
+/// kube's client has no timeout of its own, and a review the API server never answers must
+/// not keep its turn for good.
+pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -79,6 +91,7 @@ impl Cache {
 pub struct Authorizer {
     client: Client,
     cache: Arc<Mutex<Cache>>,
+    turns: Arc<Semaphore>,
 }
 
 impl Authorizer {
@@ -86,21 +99,40 @@ impl Authorizer {
         Self {
             client,
             cache: Arc::default(),
+            turns: Arc::new(Semaphore::new(REVIEWS_AT_ONCE)),
         }
     }
 
     /// Whether `token` may `verb` the non-resource URL `path`.
     pub async fn decide(&self, token: &str, verb: &str, path: &str) -> kube::Result<Decision> {
         let key = format!("{verb} {path} {token}");
-        if let Some(decision) = self.cache.lock().unwrap().get(&key, Instant::now()) {
+        if let Some(decision) = self.cached(&key) {
             return Ok(decision);
         }
-        let decision = self.review(token, verb, path).await?;
-        self.cache
-            .lock()
-            .unwrap()
-            .insert(key, decision, Instant::now());
-        Ok(decision)
+        let reviewed = async {
+            let _turn = self
+                .turns
+                .acquire()
+                .await
+                .expect("the semaphore is never closed");
+            // The same token may have been reviewed for another request in the meantime.
+            if let Some(decision) = self.cached(&key) {
+                return Ok(decision);
+            }
+            let decision = self.review(token, verb, path).await?;
+            self.cache
+                .lock()
+                .unwrap()
+                .insert(key.clone(), decision, Instant::now());
+            Ok(decision)
+        };
+        tokio::time::timeout(REVIEW_TIMEOUT, reviewed)
+            .await
+            .unwrap_or_else(|elapsed| Err(kube::Error::Service(elapsed.into())))
+    }
+
+    fn cached(&self, key: &str) -> Option<Decision> {
+        self.cache.lock().unwrap().get(key, Instant::now())
     }
 
     async fn review(&self, token: &str, verb: &str, path: &str) -> kube::Result<Decision> {
@@ -258,6 +290,66 @@ mod tests {
         ];
         let (decided, _) = decisions(&["t2"], expected).await;
         assert_eq!(decided, [Decision::Forbidden]);
+    }
+
+    /// `Authorizer::decide` for each token at once, on tasks of their own.
+    fn deciding_at_once(auth: &Authorizer, tokens: usize) -> Vec<tokio::task::JoinHandle<()>> {
+        (0..tokens)
+            .map(|i| {
+                let auth = auth.clone();
+                tokio::spawn(async move {
+                    let decided = auth.decide(&format!("t{i}"), "get", "/metrics").await;
+                    assert_eq!(decided.unwrap(), Decision::Unauthenticated);
+                })
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn reviews_go_out_a_few_at_a_time_and_the_others_wait_their_turn() {
+        let (client, mut server) = mock_client();
+        let auth = Authorizer::new(client);
+        let asked = deciding_at_once(&auth, REVIEWS_AT_ONCE + 1);
+        let mut in_flight = Vec::new();
+        for _ in 0..REVIEWS_AT_ONCE {
+            in_flight.push(server.next_request().await.expect("a review"));
+        }
+        let next = tokio::time::timeout(Duration::from_millis(300), server.next_request());
+        assert!(
+            next.await.is_err(),
+            "more than {REVIEWS_AT_ONCE} reviews at once"
+        );
+        let unauthenticated = || {
+            let Reply::Json(_, body) = token_review(false) else {
+                unreachable!()
+            };
+            http::Response::new(kube::client::Body::from(serde_json::to_vec(&body).unwrap()))
+        };
+        // One answered, the request that waited is reviewed.
+        let (_, respond) = in_flight.pop().unwrap();
+        respond.send_response(unauthenticated());
+        in_flight.push(server.next_request().await.expect("the waiting review"));
+        for (_, respond) in in_flight {
+            respond.send_response(unauthenticated());
+        }
+        for asked in asked {
+            asked.await.unwrap();
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_review_the_api_server_never_answers_fails_in_time() {
+        let (client, mut server) = mock_client();
+        let auth = Authorizer::new(client);
+        let started = tokio::time::Instant::now();
+        let never_answered = tokio::spawn(async move {
+            let _held = server.next_request().await;
+            std::future::pending::<()>().await
+        });
+        let decided = auth.decide("t", "get", "/metrics").await;
+        assert!(matches!(decided, Err(kube::Error::Service(_))));
+        assert_eq!(started.elapsed(), REVIEW_TIMEOUT);
+        never_answered.abort();
     }
 
     #[test]

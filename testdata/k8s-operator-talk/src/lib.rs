@@ -5,6 +5,7 @@
 //! admission webhooks of `webhook`.
 
 pub mod api;
+pub mod api_client;
 pub mod context;
 pub mod controller;
 pub mod error;

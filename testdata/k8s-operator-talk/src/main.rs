@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use kube::Client;
 use tracing::{error, info, warn};
 
+use k8s_operator_talk::api_client;
 use k8s_operator_talk::context::Settings;
 use k8s_operator_talk::leader::{self, Leadership, Timings};
 use k8s_operator_talk::metrics::Metrics;
@@ -115,7 +115,7 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let client = Client::try_default().await?;
+    let client = api_client::connect().await?;
     let metrics = Arc::new(Metrics::default());
     // Ready once the controllers are (or stand by for the Lease) and the webhooks are served.
     let (ready, webhooks_listening) = (Ready::default(), Ready::default());

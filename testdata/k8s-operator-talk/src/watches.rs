@@ -44,8 +44,9 @@ pub fn backoff() -> RetryDelay {
 /// See `backoff`.
 pub struct RetryDelay {
     attempt: u32,
-    /// Set when the API server answered that the watch's resourceVersion is too old: it is up,
-    /// and the watch only has to list again, so the next delay is the first one.
+    /// Set when the watch made progress (it listed, or objects came in), or when the API
+    /// server answered that the watch's resourceVersion is too old (it is up, and the watch
+    /// only has to list again): the next delay is the first one.
     start_over: Arc<AtomicBool>,
 }
 
@@ -69,10 +70,26 @@ impl Iterator for RetryDelay {
 }
 
 impl Backoff for RetryDelay {
-    fn reset(&mut self) {
-        self.attempt = 0;
+    /// Nothing: kube calls it for every item a watch passes on, and a watch passes on `Init`
+    /// before each list, so a list failing again and again would be retried at the first
+    /// delay forever, several lists a second from every watch against an API server that is
+    /// trying to recover. Progress starts the delays over instead (`start_over`).
+    fn reset(&mut self) {}
+}
+
+/// Whether `item` shows the watch working, or its resourceVersion expired: see `start_over`.
+fn starts_over<K>(item: &watcher::Result<watcher::Event<K>>) -> bool {
+    match item {
+        Ok(watcher::Event::Init) => false,
+        Ok(_) => true,
+        Err(err) => expired(err),
     }
 }
+
+/// How long a watch the API server refused (403, 404) counts as not watching. The watcher
+/// starts it again without a new list when the refusal ends, so no `InitDone` says so; a
+/// refusal that lasts comes back at least every `RetryDelay::MAX`.
+const STILL_REFUSED: Duration = Duration::from_secs(10);
 
 /// The manager's watches and whether each has listed its objects yet.
 #[derive(Clone)]
@@ -83,8 +100,25 @@ struct Watch {
     /// `plural.group`, e.g. `applications.example.com` or `services`.
     resource: String,
     listed: bool,
+    /// When the API server last refused it (403, 404), unless it has worked since.
+    refused: Option<tokio::time::Instant>,
     /// Why the last attempt failed, with a hint when the cause is known.
     failure: Option<String>,
+}
+
+impl Watch {
+    fn new(resource: String) -> Self {
+        Watch {
+            resource,
+            listed: false,
+            refused: None,
+            failure: None,
+        }
+    }
+
+    fn watching(&self) -> bool {
+        self.listed && self.refused.is_none_or(|at| at.elapsed() >= STILL_REFUSED)
+    }
 }
 
 impl Default for Watches {
@@ -121,8 +155,8 @@ impl Watches {
                 watcher(api, config.clone())
                     .inspect(move |item| {
                         record(&state, index, item);
-                        if let Err(err) = item {
-                            start_over.store(expired(err), Ordering::Relaxed);
+                        if starts_over(item) {
+                            start_over.store(true, Ordering::Relaxed);
                         }
                     })
                     .backoff(delays)
@@ -144,18 +178,14 @@ impl Watches {
         let mut index = 0;
         self.0.send_modify(|watches| {
             index = watches.len();
-            watches.push(Watch {
-                resource,
-                listed: false,
-                failure: None,
-            });
+            watches.push(Watch::new(resource));
         });
         index
     }
 
-    /// Whether every watch has listed its objects at least once.
+    /// Whether every watch has listed its objects at least once and is not refused now.
     pub fn listed(&self) -> bool {
-        self.0.borrow().iter().all(|watch| watch.listed)
+        self.0.borrow().iter().all(Watch::watching)
     }
 
     /// Waits until every watch has listed its objects and is still watching a moment later,
@@ -169,7 +199,8 @@ impl Watches {
                     return;
                 }
                 // The watch request follows the list at once; if it is refused (`list`
-                // allowed, `watch` not), `record` takes the watch off the listed ones.
+                // allowed, `watch` not), `record` notes it and the watch does not count for
+                // `STILL_REFUSED` (looked at again every half second).
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 if self.listed() {
                     return;
@@ -180,13 +211,16 @@ impl Watches {
             return Ok(());
         }
         let watches = self.0.borrow();
-        let pending = watches.iter().filter(|watch| !watch.listed).map(|watch| {
-            let why = watch
-                .failure
-                .as_deref()
-                .unwrap_or("no answer from the API server yet");
-            format!("{}: {why}", watch.resource)
-        });
+        let pending = watches
+            .iter()
+            .filter(|watch| !watch.watching())
+            .map(|watch| {
+                let why = watch
+                    .failure
+                    .as_deref()
+                    .unwrap_or("no answer from the API server yet");
+                format!("{}: {why}", watch.resource)
+            });
         Err(NotStarted {
             timeout,
             pending: pending.collect(),
@@ -228,7 +262,8 @@ fn record<K>(state: &Sender<Vec<Watch>>, index: usize, item: &watcher::Result<wa
             state.send_if_modified(|watches| {
                 let watch = &mut watches[index];
                 watch.failure = None;
-                !std::mem::replace(&mut watch.listed, true)
+                let refused = watch.refused.take().is_some();
+                !std::mem::replace(&mut watch.listed, true) || refused
             });
         }
         Err(err) => {
@@ -238,12 +273,16 @@ fn record<K>(state: &Sender<Vec<Watch>>, index: usize, item: &watcher::Result<wa
                 watch.failure = Some(explain(&watch.resource, err));
                 // Refused, not merely failed: it does not watch, whatever it listed.
                 if api_status(err).is_some_and(|s| s.code == 403 || s.code == 404) {
-                    watch.listed = false;
+                    watch.refused = Some(tokio::time::Instant::now());
                 }
                 false
             });
         }
-        Ok(_) => {}
+        Ok(watcher::Event::Init) => {}
+        // Objects came in: whatever refused it before no longer does.
+        Ok(_) => {
+            state.send_if_modified(|watches| watches[index].refused.take().is_some());
+        }
     }
 }
 
@@ -283,113 +322,4 @@ fn resource_name<K: Resource<DynamicType = ()>>() -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use k8s_openapi::api::core::v1::ConfigMap;
-
-    fn api_error(code: u16, message: &str) -> watcher::Error {
-        let status = Status::failure(message, "").with_code(code);
-        watcher::Error::InitialListFailed(kube::Error::Api(Box::new(status)))
-    }
-
-    #[test]
-    fn a_missing_resource_names_the_crd_and_make_install() {
-        let hint = explain(
-            "widgets.example.com",
-            &api_error(404, "the server could not find the requested resource"),
-        );
-        assert!(hint.contains("widgets.example.com"), "{hint}");
-        assert!(hint.contains("make install"), "{hint}");
-    }
-
-    #[test]
-    fn a_forbidden_watch_names_the_resource_and_the_role() {
-        let hint = explain(
-            "deployments.apps",
-            &api_error(403, "deployments.apps is forbidden"),
-        );
-        assert!(
-            hint.contains("may not list and watch deployments.apps"),
-            "{hint}"
-        );
-        assert!(hint.contains("make manifests"), "{hint}");
-    }
-
-    #[test]
-    fn retries_double_with_jitter_up_to_5_s_and_start_over_after_a_success_or_an_expiry() {
-        let mut delays = backoff();
-        let first = delays.next().unwrap();
-        assert!(
-            first >= Duration::from_millis(125) && first <= Duration::from_millis(250),
-            "{first:?}"
-        );
-        let later: Vec<Duration> = delays.by_ref().take(10).collect();
-        assert!(
-            later.iter().all(|d| *d <= Duration::from_secs(5)),
-            "{later:?}"
-        );
-        assert!(later[9] >= Duration::from_millis(2500), "{later:?}");
-        delays.reset();
-        assert!(delays.next().unwrap() <= Duration::from_millis(250));
-        // A watch told its resourceVersion expired lists again after the first delay.
-        delays.by_ref().take(10).for_each(drop);
-        delays.start_over.store(true, Ordering::Relaxed);
-        assert!(delays.next().unwrap() <= Duration::from_millis(250));
-    }
-
-    #[test]
-    fn only_an_expired_resource_version_starts_the_delays_over() {
-        let gone = Status::failure("too old resource version", "Expired").with_code(410);
-        assert!(expired(&watcher::Error::WatchError(Box::new(gone))));
-        assert!(!expired(&api_error(410, "gone")));
-        assert!(!expired(&api_error(500, "internal error")));
-    }
-
-    #[test]
-    fn core_resources_have_no_group_suffix() {
-        assert_eq!(resource_name::<ConfigMap>(), "configmaps");
-    }
-
-    #[tokio::test]
-    async fn wait_names_the_watch_that_never_listed_and_why() {
-        let watches = Watches::default();
-        watches.0.send_modify(|all| {
-            all.push(Watch {
-                resource: "configmaps".into(),
-                listed: true,
-                failure: None,
-            });
-            all.push(Watch {
-                resource: "widgets.example.com".into(),
-                listed: false,
-                failure: None,
-            });
-        });
-        let err = api_error(404, "not found");
-        record::<ConfigMap>(&watches.0, 1, &Err(err));
-        assert!(!watches.listed());
-        let failed = watches
-            .wait(Duration::from_millis(10))
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(
-            failed.contains("widgets.example.com: the API server does not serve"),
-            "{failed}"
-        );
-        assert!(!failed.contains("configmaps"), "{failed}");
-
-        record::<ConfigMap>(&watches.0, 1, &Ok(watcher::Event::InitDone));
-        watches
-            .wait(Duration::from_secs(1))
-            .await
-            .expect("every watch listed");
-        assert!(watches.listed());
-
-        // Listed, then its watch refused (`list` granted, `watch` not): not watching.
-        let refused = Status::failure("forbidden", "Forbidden").with_code(403);
-        let err = watcher::Error::WatchStartFailed(kube::Error::Api(Box::new(refused)));
-        record::<ConfigMap>(&watches.0, 1, &Err(err));
-        assert!(!watches.listed());
-    }
-}
+mod tests;

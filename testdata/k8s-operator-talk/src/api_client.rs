@@ -1,0 +1,54 @@
+//! The manager's client of the API server: kube's, from the kubeconfig or the in-cluster
+//! service account, with a limit on how long an answer may stay silent.
+
+use std::time::Duration;
+
+use kube::{Client, Config};
+
+/// How long a request to the API server may go without a byte of its answer, counted from
+/// when it was sent. kube sets no limit: a list or a watch sent on a connection to an API
+/// server that died without closing it waited until the kernel gave up (about 15 minutes),
+/// the caches stale all along. Longer than a watch may stay quiet: the API server ends each
+/// after 290 s (kube's watcher default).
+pub const READ_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A client for the cluster the manager runs in (or the kubeconfig's current context).
+pub async fn connect() -> Result<Client, Box<dyn std::error::Error>> {
+    let config = Config::infer().await?;
+    Ok(Client::try_from(with_read_timeout(config))?)
+}
+
+fn with_read_timeout(mut config: Config) -> Config {
+    config.read_timeout = Some(READ_TIMEOUT);
+    // Counted from the request, not from when its pooled connection went idle.
+    config.reset_reader_on_write = true;
+    config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::Api;
+    use tokio::net::TcpListener;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_the_api_server_never_answers_fails_after_the_read_timeout() {
+        // An API server that accepts connections and never answers.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((connection, _)) = listener.accept().await {
+                held.push(connection);
+            }
+        });
+        let config = with_read_timeout(Config::new(url.parse().unwrap()));
+        let client = Client::try_from(config).unwrap();
+        let started = tokio::time::Instant::now();
+        let (configmaps, params) = (Api::<ConfigMap>::all(client), Default::default());
+        let listed = tokio::time::timeout(READ_TIMEOUT * 2, configmaps.list(&params)).await;
+        assert!(listed.expect("no answer within the read timeout").is_err());
+        assert!(started.elapsed() >= READ_TIMEOUT, "{:?}", started.elapsed());
+    }
+}
