@@ -21,6 +21,8 @@ pub struct ProjectContext {
     /// snake_case: the library crate's Rust name.
     pub crate_name: String,
     pub owner: String,
+    /// `owner` as a TOML string, quotes included (Cargo.toml's `authors`).
+    pub owner_toml: String,
     /// `Apache-2.0`, `MIT`, or empty.
     pub license_spdx: &'static str,
     pub license: License,
@@ -125,16 +127,29 @@ pub struct WebhookContext {
     pub mutate_path: String,
     /// `/validate-minetto-dev-v1alpha1-application`
     pub validate_path: String,
-    /// `mapplication-v1alpha1.kb.io`
+    /// `mapplication-v1alpha1.kb.io`, as kubebuilder names it; with the group
+    /// (`mapplication-apps-v1alpha1.kb.io`) when another group has a kind of that name and
+    /// version, since names are unique in a configuration.
     pub mutate_name: String,
     /// `vapplication-v1alpha1.kb.io`
     pub validate_name: String,
 }
 
 impl WebhookContext {
-    fn new(resource: &Resource, api_group: &str) -> WebhookContext {
+    fn new(project: &Project, resource: &Resource, api_group: &str) -> WebhookContext {
         let hooks = resource.webhooks.clone().unwrap_or_default();
         let kind = resource.kind.to_lowercase();
+        let namesake = project.resources.iter().any(|r| {
+            r.kind.eq_ignore_ascii_case(&resource.kind)
+                && r.version == resource.version
+                && r.group != resource.group
+        });
+        let name = |prefix: &str| match resource.group.as_str() {
+            group if namesake && !group.is_empty() => {
+                format!("{prefix}{kind}-{group}-{}.kb.io", resource.version)
+            }
+            _ => format!("{prefix}{kind}-{}.kb.io", resource.version),
+        };
         let path = |verb: &str| {
             format!(
                 "/{verb}-{}-{}-{kind}",
@@ -147,8 +162,8 @@ impl WebhookContext {
             validation: hooks.validation,
             mutate_path: path("mutate"),
             validate_path: path("validate"),
-            mutate_name: format!("m{kind}-{}.kb.io", resource.version),
-            validate_name: format!("v{kind}-{}.kb.io", resource.version),
+            mutate_name: name("m"),
+            validate_name: name("v"),
         }
     }
 }
@@ -238,7 +253,7 @@ impl ResourceContext {
         };
         let version_module = module_ident(&resource.version);
         let api_rust_path = format!("{}{version_module}", group_prefix("::"));
-        let webhook = WebhookContext::new(resource, &api_group);
+        let webhook = WebhookContext::new(project, resource, &api_group);
         // Only the hub and its spokes convert (a version added later is none until named).
         let hub = project
             .hub_of(resource)
@@ -368,6 +383,7 @@ impl ProjectContext {
             name: project.project_name.clone(),
             crate_name: project.project_name.to_snake_case(),
             owner: project.owner.clone(),
+            owner_toml: toml_string(&project.owner),
             license: project.license,
             namespaced: project.namespaced,
             helm: project.plugins.helm.is_some(),
@@ -496,4 +512,10 @@ fn rbac_groups(resources: &[ResourceContext]) -> Vec<RbacGroup> {
             plurals,
         })
         .collect()
+}
+
+/// `text` as a TOML basic string: quoted, with `"` and `\` escaped (`validate::owner` keeps
+/// control characters out).
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }

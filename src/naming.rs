@@ -5,6 +5,8 @@
 mod builtin;
 mod builtin_data;
 mod flect_data;
+#[cfg(test)]
+mod names_in_scope;
 mod plural;
 
 pub use builtin::BuiltinType;
@@ -22,7 +24,8 @@ const RUST_KEYWORDS: &[&str] = &[
 ];
 
 /// Type names a kind's struct must not take: the Rust prelude and std types our code names
-/// unqualified, and every name the generated files import next to the kind's own types.
+/// unqualified, and every name the generated files import or define next to the kind's own
+/// types (a unit test reads the templates for them).
 const RESERVED_TYPE_NAMES: &[&str] = &[
     // Rust prelude and common std types
     "Self",
@@ -103,6 +106,31 @@ const RESERVED_TYPE_NAMES: &[&str] = &[
     "DynamicObject",
     "Value",
     "ApiServer",
+    "ChildNames",
+    "Children",
+    "Expected",
+    "FieldError",
+    "GroupVersionKind",
+    "Hub",
+    "KubeSchema",
+    "Namespaces",
+    "Outcome",
+    "Predicate",
+    "PredicateConfig",
+    "ReadyCounts",
+    "Relist",
+    "Reply",
+    "Rollout",
+    "Rule",
+    "Seen",
+    "Served",
+    "Settings",
+    "State",
+    "Target",
+    "TryStreamExt",
+    "Validity",
+    "Verdict",
+    "WatchStreamExt",
 ];
 
 /// A Rust module name for `snake`, never a keyword (`type` -> `type_`).

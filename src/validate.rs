@@ -22,6 +22,29 @@ fn is_dns_subdomain(s: &str) -> bool {
     !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
 }
 
+/// The modules opsdk's own code holds where groups (and, in src/controller, the kinds of the
+/// domain group) have theirs: src/api's `condition` and `external` (other projects' types),
+/// src/controller's helpers and tests, src/webhook's server.
+pub const GENERATED_MODULES: &[&str] = &[
+    "condition",
+    "external",
+    "children",
+    "compact",
+    "rollout",
+    "test_support",
+    "tests",
+    "rbac",
+    "flags",
+    "admission",
+    "certs",
+    "configs",
+    "conversion",
+    "intake",
+    "keeper",
+    "samples",
+    "serve",
+];
+
 /// `--domain`: a DNS-1123 subdomain with at least one dot (`minetto.dev`).
 pub fn domain(domain: &str) -> Result<()> {
     if !is_dns_subdomain(domain) || !domain.contains('.') {
@@ -43,11 +66,11 @@ pub fn group(group: &str) -> Result<()> {
             "use a short lowercase word, e.g. --group apps, or omit --group to use the domain",
         );
     }
-    // src/api holds `condition` and, for other projects' types, `external`.
-    if group == "condition" || group == "external" {
+    // A group is a module in src/api, src/controller and src/webhook, next to opsdk's own.
+    if GENERATED_MODULES.contains(&group) {
         return invalid(
             format!(
-                "invalid --group {group:?}: the generated src/api module already has a `{group}` module"
+                "invalid --group {group:?}: the generated code already has a `{group}` module (in src/api, src/controller or src/webhook)"
             ),
             "choose another group name",
         );
@@ -154,6 +177,14 @@ pub fn project_name(name: &str, source: &str) -> Result<()> {
             "pass --project-name my-operator",
         );
     }
+    if name == "crdgen" {
+        return invalid(
+            format!(
+                "invalid project name {name:?} (from {source}): the project already has a binary of that name (src/bin/crdgen.rs), and the manager's binary takes the project's"
+            ),
+            "pass --project-name my-operator",
+        );
+    }
     // Cargo treats `-` and `_` alike in crate names: a project named like one of its own
     // dependencies could not be built.
     let crate_name = |n: &str| n.replace('-', "_");
@@ -167,6 +198,17 @@ pub fn project_name(name: &str, source: &str) -> Result<()> {
                 "invalid project name {name:?} (from {source}): the project depends on a crate of that name"
             ),
             "pass --project-name my-operator",
+        );
+    }
+    Ok(())
+}
+
+/// `--owner`: one line of text (it goes into LICENSE and Cargo.toml's `authors`).
+pub fn owner(owner: &str) -> Result<()> {
+    if owner.chars().any(char::is_control) {
+        return invalid(
+            format!("invalid --owner {owner:?}: must be one line without control characters"),
+            "pass a name such as --owner \"The Example Authors\"",
         );
     }
     Ok(())
@@ -259,6 +301,9 @@ mod tests {
             "-x",
             "condition",
             "external",
+            "serve",
+            "children",
+            "tests",
         ] {
             assert!(group(bad).is_err(), "{bad}");
         }
@@ -278,6 +323,7 @@ mod tests {
             "tokio",
             "k8s-openapi",
             "serde-json",
+            "crdgen",
         ] {
             assert!(project_name(bad, "--project-name").is_err(), "{bad}");
         }
@@ -285,6 +331,14 @@ mod tests {
         for bad in ["Applications", "apps-x", "1apps", ""] {
             assert!(plural(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn owners_are_one_line() {
+        assert!(owner("The \"Kube\" Authors \\ Co").is_ok());
+        assert!(owner("").is_ok());
+        assert!(owner("a\nb").is_err());
+        assert!(owner("a\tb").is_err());
     }
 
     #[test]

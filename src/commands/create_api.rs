@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 use crate::cli::CreateApiArgs;
 use crate::context::{ProjectContext, ResourceContext};
-use crate::naming::{DefaultPlural, default_plural};
+use crate::naming::{BuiltinType, DefaultPlural, default_plural};
 
 use super::foreign_api::{builtin_resource, external_crd, external_resource};
 use crate::plan::{PlannedFile, Policy};
@@ -252,7 +252,9 @@ pub(super) fn group_or_domain(project: &Project, r: &Resource) -> String {
 }
 
 /// A short name for kubectl: the initials of a multi-word kind (`DatabaseCluster` -> `dc`),
-/// else the first three letters (`Application` -> `app`); none when another kind has it.
+/// else the first three letters (`Application` -> `app`); none when another kind has it or
+/// kubectl knows it for one of Kubernetes' own resources (`ConfigMap` -> not `cm`, `Podcast`
+/// -> not `pod`), where `kubectl get` would be ambiguous.
 fn short_name(project: &Project, kind: &str) -> String {
     let initials: String = kind.chars().filter(char::is_ascii_uppercase).collect();
     let candidate = if initials.len() >= 2 {
@@ -263,7 +265,8 @@ fn short_name(project: &Project, kind: &str) -> String {
     let taken = project
         .resources
         .iter()
-        .any(|r| r.short_name == candidate || r.plural == candidate);
+        .any(|r| r.short_name == candidate || r.plural == candidate)
+        || BuiltinType::names_a_resource(&candidate);
     if taken || candidate == kind.to_lowercase() {
         String::new()
     } else {
@@ -294,6 +297,33 @@ fn check_rust_names(ctx: &ProjectContext, new: &ResourceContext) -> Result<()> {
                 new.api_version
             );
         }
+    }
+    check_controller_modules(ctx, new)
+}
+
+/// src/controller holds a module per group (its kinds inside), the domain group's kinds at
+/// the top, and opsdk's own modules: no two may share a name.
+fn check_controller_modules(ctx: &ProjectContext, new: &ResourceContext) -> Result<()> {
+    let top = ctx.controller_modules.iter().flat_map(|group| {
+        if group.module.is_empty() {
+            group.modules.clone()
+        } else {
+            vec![group.module.clone()]
+        }
+    });
+    let mut seen = std::collections::BTreeSet::new();
+    for module in top {
+        let taken = if validate::GENERATED_MODULES.contains(&module.as_str()) {
+            "the generated code already has"
+        } else if !seen.insert(module.clone()) {
+            "a group or another kind already has"
+        } else {
+            continue;
+        };
+        bail!(
+            "kind {} would need the module `{module}` in src/controller, which {taken}\nhelp: choose another --kind, or put it in another --group",
+            new.kind
+        );
     }
     Ok(())
 }

@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use crate::validate;
 use anyhow::{Result, bail};
 
 use super::create_api::group_or_domain;
@@ -74,6 +75,7 @@ fn apply(old: &Project, args: &EditArgs) -> Result<Project> {
         given = true;
     }
     if let Some(owner) = &args.owner {
+        validate::owner(owner)?;
         project.owner = owner.clone();
         given = true;
     }

@@ -66,6 +66,7 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
         }
     };
     validate::project_name(&name, source)?;
+    validate::owner(&args.owner)?;
     Ok(Project {
         layout: LAYOUT.to_string(),
         domain: args.domain.clone(),

@@ -42,6 +42,33 @@ fn repos_and_project_names() {
         "depends on a crate of that name",
     );
     refuse_init(&["--project-name", "9lives"], "invalid project name");
+    refuse_init(
+        &["--project-name", "crdgen"],
+        "already has a binary of that name",
+    );
+    refuse_init(&["--owner", "two\nlines"], "invalid --owner");
+}
+
+#[test]
+fn names_the_generated_code_already_has() {
+    refuse_create(
+        &args("--group serve --version v1 --kind Widget"),
+        "already has a `serve` module",
+    );
+    refuse_create(
+        &args("--version v1 --kind Rollout"),
+        "the module `rollout` in src/controller, which the generated code already has",
+    );
+    // A kind of the domain group and a group share src/controller's top level.
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    create_api(&dir, &args("--group ship --version v1 --kind Frigate"));
+    let ship = args("--version v1 --kind Ship");
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &ship),
+        "which a group or another kind already has",
+    );
 }
 
 #[test]

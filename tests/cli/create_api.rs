@@ -55,6 +55,29 @@ fn a_group_prefixes_the_domain() {
 }
 
 #[test]
+fn short_names_are_never_kubernetes_own() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    for (kind, file, short) in [
+        ("ConfigMap", "config_map", None),
+        ("Podcast", "podcast", None),
+        ("DatabaseCluster", "database_cluster", Some("dc")),
+        ("Widget", "widget", Some("wid")),
+    ] {
+        create_api(
+            &dir,
+            &args(&format!("--group x --version v1 --kind {kind}")),
+        );
+        let types = read(&dir, &format!("src/api/x/v1/{file}.rs"));
+        let found = types.lines().find_map(|line| {
+            let value = line.trim().strip_prefix("shortname = \"")?;
+            value.strip_suffix("\",").map(str::to_string)
+        });
+        assert_eq!(found.as_deref(), short, "{kind}");
+    }
+}
+
+#[test]
 fn a_second_group_is_named_in_the_readme() {
     // The README names the project's API groups; a README that fell behind would then count
     // as the user's and stop following the webhooks and the chart.

@@ -107,6 +107,21 @@ fn bad_webhook_requests_are_refused_and_change_nothing() {
 }
 
 #[test]
+fn a_kind_in_two_groups_gets_a_webhook_name_for_each() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    for group in ["ship", "navy"] {
+        let api = format!("--group {group} --version v1 --kind Cruiser");
+        create_api(&dir, &args(&format!("{api} --controller=false")));
+        create_webhook(&dir, &args(&format!("{api} --defaulting")));
+    }
+    let hooks = read(&dir, "src/webhook/mod.rs");
+    for name in ["mcruiser-ship-v1.kb.io", "mcruiser-navy-v1.kb.io"] {
+        assert!(hooks.contains(&format!("\"{name}\"")), "{name} in {hooks}");
+    }
+}
+
+#[test]
 fn a_project_made_without_the_webhook_server_is_refused() {
     let (_tmp, dir) = project_dir();
     article_project(&dir);

@@ -57,6 +57,17 @@ fn project_name_flag_wins_and_no_license_writes_none() {
 }
 
 #[test]
+fn the_owner_is_quoted_for_cargo() {
+    let (_tmp, dir) = project_dir();
+    init_with(&dir, &["--owner", "The \"Kube\" Authors \\ Co"]);
+    let manifest = read(&dir, "Cargo.toml");
+    assert!(
+        manifest.contains(r#"authors = ["The \"Kube\" Authors \\ Co"]"#),
+        "{manifest}"
+    );
+}
+
+#[test]
 fn init_dry_run_writes_nothing() {
     let (_tmp, dir) = project_dir();
     let stdout = succeed(&dir, &["init", "--dry-run"]);
