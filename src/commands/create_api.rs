@@ -19,6 +19,8 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
     let old = project.clone();
     let external = external_crd(args)?;
+    // `--resource=false` for one of the project's own APIs adds the controller it lacks.
+    let adds_controller = !args.resource && external.is_none() && own_api(&project, args).is_some();
     let (resource, note) = match &external {
         Some(crd) => (external_resource(&project, args, crd)?, None),
         None => resource_from_args(&project, args)?,
@@ -73,6 +75,11 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     }
 
     let mut plan = render(Scope::Resource, &ctx, Some(&resource_ctx))?;
+    if adds_controller {
+        // The API's types, samples and roles are the user's already.
+        plan.files
+            .retain(|f| f.policy != Policy::Create || !root.join(&f.path).exists());
+    }
     super::regenerate(root, &ctx, &project, &mut plan)?;
     // The README names the API groups: a kind in a new group changes it.
     super::refresh_readme(&old, &project, &mut plan)?;
@@ -98,7 +105,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     }
     let controller = format!("src/controller/{}.rs", resource_ctx.controller_file);
     let foreign = resource.builtin().is_some() || resource.external;
-    let (what, edit) = match (foreign, resource.controller) {
+    let (what, edit) = match (foreign || adds_controller, resource.controller) {
         (true, _) => ("Controller for", controller),
         (false, false) => ("API", format!("src/api/{}.rs", resource_ctx.api_file)),
         (false, true) => (
@@ -125,7 +132,10 @@ fn resource_from_args(
     args: &CreateApiArgs,
 ) -> Result<(Resource, Option<String>)> {
     if !args.resource && args.external_api_crd.is_none() {
-        return Ok((builtin_resource(project, args)?, None));
+        return match own_api(project, args) {
+            Some(own) => Ok((controller_for(project, own, args)?, None)),
+            None => Ok((builtin_resource(project, args)?, None)),
+        };
     }
     if !args.api.group.is_empty() {
         validate::group(&args.api.group)?;
@@ -226,6 +236,68 @@ fn resource_from_args(
         );
     }
     Ok((resource, note))
+}
+
+/// The project's own API that `args` name, when they name one.
+fn own_api<'a>(project: &'a Project, args: &CreateApiArgs) -> Option<&'a Resource> {
+    project.resources.iter().find(|r| {
+        !r.external
+            && r.builtin().is_none()
+            && r.group == args.api.group
+            && r.version == args.api.version
+            && r.kind == args.api.kind
+    })
+}
+
+/// `own` with the controller `--resource=false --controller` adds to it, as kubebuilder adds
+/// one to an API created without: its types stay as they are.
+fn controller_for(project: &Project, own: &Resource, args: &CreateApiArgs) -> Result<Resource> {
+    let api = format!(
+        "{}/{} {}",
+        group_or_domain(project, own),
+        own.version,
+        own.kind
+    );
+    if !args.controller {
+        bail!(
+            "nothing to scaffold: --resource=false --controller=false for API {api}\nhelp: pass --controller to add its controller"
+        );
+    }
+    if let Some(owner) = project
+        .resources
+        .iter()
+        .find(|r| r.same_kind(own) && r.controller)
+    {
+        bail!(
+            "kind {} already has a controller, for version {}\nhelp: edit its controller in src/controller",
+            own.kind,
+            owner.version
+        );
+    }
+    if args.plural.as_ref().is_some_and(|p| *p != own.plural) || args.namespaced != own.namespaced {
+        bail!(
+            "API {api} exists with plural {:?} and namespaced {}: --resource=false adds its controller only\nhelp: drop --plural and --namespaced",
+            own.plural,
+            own.namespaced
+        );
+    }
+    if args
+        .deploy_image
+        .is_some_and(|wanted| wanted != own.deploy_image)
+    {
+        bail!(
+            "API {api} has {} types: --deploy-image cannot change them when adding its controller\nhelp: drop --deploy-image",
+            if own.deploy_image {
+                "deploy-image"
+            } else {
+                "its own"
+            }
+        );
+    }
+    Ok(Resource {
+        controller: true,
+        ..own.clone()
+    })
 }
 
 /// One line telling the user where opsdk's default plural departs from kubebuilder's.

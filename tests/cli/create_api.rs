@@ -78,6 +78,34 @@ fn short_names_are_never_kubernetes_own() {
 }
 
 #[test]
+fn resource_false_adds_the_controller_an_api_was_created_without() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(
+        &dir,
+        &args("--group ship --version v1 --kind Dock --controller=false"),
+    );
+    let types = "src/api/ship/v1/dock.rs";
+    let edited = format!("{}// the user's\n", read(&dir, types));
+    std::fs::write(dir.join(types), &edited).unwrap();
+    let add = args("--group ship --version v1 --kind Dock --resource=false --controller");
+    let said = create_api(&dir, &add);
+    assert!(
+        said.contains("Controller for ship.minetto.dev/v1 Dock"),
+        "{said}"
+    );
+    assert_eq!(read(&dir, types), edited);
+    assert!(read(&dir, "src/controller/ship/dock.rs").contains("pub fn run("));
+    assert!(read(&dir, "src/controller/mod.rs").contains("pub mod dock;"));
+    assert!(read(&dir, "PROJECT").contains("controller: true"));
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &add),
+        "already has a controller",
+    );
+}
+
+#[test]
 fn a_second_group_is_named_in_the_readme() {
     // The README names the project's API groups; a README that fell behind would then count
     // as the user's and stop following the webhooks and the chart.
