@@ -174,6 +174,16 @@ fn resource_from_args(
         webhooks: None,
     };
     let api = |r: &Resource| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind);
+    if let Some(foreign) = (project.resources.iter())
+        .find(|r| r.same_kind(&probe) && (r.external || r.builtin().is_some()))
+    {
+        bail!(
+            "the project has a controller for {}/{} {}, a type it does not define; an API of the same --group and --kind would share its files\nhelp: choose another --group or --kind",
+            foreign.group,
+            foreign.version,
+            foreign.kind
+        );
+    }
     let siblings: Vec<&Resource> = project
         .resources
         .iter()
@@ -370,7 +380,20 @@ fn check_rust_names(ctx: &ProjectContext, new: &ResourceContext) -> Result<()> {
             );
         }
     }
-    check_controller_modules(ctx, new)
+    check_controller_modules(ctx, new)?;
+    // Per-kind files are named by a flat stem: `navy` `Frigate` and `NavyFrigate` share one.
+    if let Some(other) = (ctx.resources.iter())
+        .find(|r| r.file_stem == new.file_stem && (r.group != new.group || r.kind != new.kind))
+    {
+        bail!(
+            "kind {} would share its files (tests/{stem}.rs, config/rbac/{stem}_*_role.yaml) with kind {} of {}\nhelp: choose another --kind or --group",
+            new.kind,
+            other.kind,
+            other.api_version,
+            stem = new.file_stem
+        );
+    }
+    Ok(())
 }
 
 /// src/controller holds a module per group (its kinds inside), the domain group's kinds at

@@ -69,6 +69,18 @@ fn names_the_generated_code_already_has() {
         &mut create_api_cmd(&dir, &ship),
         "which a group or another kind already has",
     );
+    // Per-kind files have flat names: ship Frigate's are ship_frigate's.
+    let frigate = args("--version v1 --kind ShipFrigate");
+    let refused = "would share its files (tests/ship_frigate.rs";
+    assert_refused(&dir, &mut create_api_cmd(&dir, &frigate), refused);
+    // Nor may an own API take the group and kind of a type the project only controls.
+    create_api(
+        &dir,
+        &args("--group apps --version v1 --kind Deployment --resource=false"),
+    );
+    let own = args("--group apps --version v1 --kind Deployment --force");
+    let refused = "the project has a controller for apps/v1 Deployment";
+    assert_refused(&dir, &mut create_api_cmd(&dir, &own), refused);
 }
 
 #[test]
