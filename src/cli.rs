@@ -1,5 +1,9 @@
 //! Command-line interface: clap structs mirroring operator-sdk's commands and flags.
 
+mod usage;
+
+pub use usage::{report as report_usage_error, report_error};
+
 use clap::{ArgAction, Args, Parser, Subcommand};
 use clap_complete::Shell;
 

@@ -3,12 +3,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    match opsdk::run(opsdk::cli::Cli::parse()) {
+    let cli = match opsdk::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return opsdk::cli::report_usage_error(&err),
+    };
+    match opsdk::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            // One `error:` line (the chain joined), then any `help:` line the error carries.
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
-        }
+        Err(err) => opsdk::cli::report_error(&err),
     }
 }

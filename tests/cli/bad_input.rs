@@ -193,18 +193,32 @@ fn rust_names_that_would_clash() {
 }
 
 #[test]
-fn clap_rejects_unknown_choices_with_usage() {
+fn a_file_that_cannot_be_read_is_named_with_a_help_line() {
     let (_tmp, dir) = project_dir();
-    opsdk(&dir)
-        .args(["init", "--license", "gpl"])
-        .assert()
-        .failure()
-        .code(2);
-    opsdk(&dir)
-        .args(["create", "api", "--kind", "Widget"])
-        .assert()
-        .failure()
-        .code(2);
+    init(&dir);
+    std::fs::remove_file(dir.join("PROJECT")).unwrap();
+    std::fs::create_dir(dir.join("PROJECT")).unwrap();
+    let widget = args("--version v1 --kind Widget");
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &widget),
+        "PROJECT: Is a directory",
+    );
+}
+
+#[test]
+fn command_lines_clap_rejects_get_one_error_and_one_help_line() {
+    let (_tmp, dir) = project_dir();
+    for (line, needle) in [
+        ("init --license gpl", "invalid value 'gpl'"),
+        ("init --domian a.io", "unexpected argument '--domian'"),
+        ("create api --kind Widget", "--version <VERSION>"),
+    ] {
+        let mut cmd = opsdk(&dir);
+        cmd.args(args(line));
+        assert_refused(&dir, &mut cmd, needle);
+        cmd.assert().code(2);
+    }
     assert!(snapshot(&dir).is_empty());
 }
 
