@@ -31,11 +31,17 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     };
     // Kubernetes' own and other projects' kinds have their scope already.
     if project.namespaced && !resource.namespaced {
+        let own = external.is_none() && resource.builtin().is_none();
         bail!(
-            "{} {} is cluster-scoped, but the project's manager is namespace-scoped (namespaced: true in {}): it watches only the namespaces in WATCH_NAMESPACE and holds no ClusterRole, so it can neither watch nor be granted a cluster-scoped kind\nhelp: drop --namespaced=false, or make the manager cluster-wide first with `opsdk edit --namespaced=false`",
+            "{} {} is cluster-scoped, but the project's manager is namespace-scoped (namespaced: true in {}): it watches only the namespaces in WATCH_NAMESPACE and holds no ClusterRole, so it can neither watch nor be granted a cluster-scoped kind\nhelp: {}make the manager cluster-wide first with `opsdk edit --namespaced=false`",
             ResourceContext::new(&project, &resource).api_version,
             resource.kind,
-            project_file::FILE_NAME
+            project_file::FILE_NAME,
+            if own {
+                "drop --namespaced=false, or "
+            } else {
+                ""
+            }
         );
     }
     if let Some(note) = note {

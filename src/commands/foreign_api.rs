@@ -88,9 +88,10 @@ pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Resul
             builtin.kind
         );
     }
-    if args.deploy_image == Some(true) || args.plural.is_some() {
+    // --namespaced is true unless given: false says the user thinks the type cluster-scoped.
+    if args.deploy_image == Some(true) || args.plural.is_some() || !args.namespaced {
         bail!(
-            "--deploy-image and --plural apply to the project's own APIs, not to {}\nhelp: drop them, or drop --resource=false",
+            "--deploy-image, --plural and --namespaced apply to the project's own APIs, not to {} (its scope is Kubernetes')\nhelp: drop them, or drop --resource=false",
             builtin.kind
         );
     }

@@ -174,7 +174,11 @@ fn conflicting_apis() {
     );
     refuse_create(
         &args("--group core --version v1 --kind ConfigMap --resource=false --plural configs"),
-        "--deploy-image and --plural apply to the project's own APIs",
+        "--deploy-image, --plural and --namespaced apply to the project's own APIs",
+    );
+    refuse_create(
+        &args("--group apps --version v1 --kind Deployment --resource=false --namespaced=false"),
+        "its scope is Kubernetes'",
     );
     refuse_create(
         &args("--version v1 --kind Widget --deploy-image --namespaced=false"),
