@@ -107,6 +107,19 @@ fn bad_webhook_requests_are_refused_and_change_nothing() {
 }
 
 #[test]
+fn webhooks_wired_one_run_at_a_time_go_with_their_api() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(&dir, &args("--version v1 --kind Widget"));
+    create_webhook(&dir, &args("--version v1 --kind Widget --defaulting"));
+    let validation = args("--version v1 --kind Widget --programmatic-validation");
+    create_webhook(&dir, &validation);
+    // The file the first run wrote is what a run with both would have written.
+    succeed(&dir, &args("delete api --version v1 --kind Widget"));
+    assert!(!dir.join("src/webhook/v1/widget.rs").exists());
+}
+
+#[test]
 fn a_kind_in_two_groups_gets_a_webhook_name_for_each() {
     let (_tmp, dir) = project_dir();
     init(&dir);
