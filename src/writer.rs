@@ -202,7 +202,7 @@ pub fn apply(
     out: &mut impl std::io::Write,
 ) -> Result<()> {
     for (action, file) in actions {
-        let verb = if dry_run {
+        let verb = if dry_run && *action != Action::Unchanged {
             format!("would {}", action.label())
         } else {
             action.label().to_string()

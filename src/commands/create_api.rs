@@ -335,10 +335,23 @@ fn plural_note(kind: &str, default: &DefaultPlural) -> Option<String> {
     })
 }
 
+/// The API group of `r` as its apiVersion names it: `apps.minetto.dev`, a built-in type's
+/// (`apps`, `core` for the core group), another project's (its own domain).
 pub(super) fn group_or_domain(project: &Project, r: &Resource) -> String {
-    if r.group.is_empty() {
-        project.domain.clone()
+    if let Some(builtin) = r.builtin() {
+        return match builtin.api_group {
+            "" => "core".to_string(),
+            group => group.to_string(),
+        };
+    }
+    let domain = if r.external && !r.domain.is_empty() {
+        &r.domain
     } else {
-        format!("{}.{}", r.group, project.domain)
+        &project.domain
+    };
+    if r.group.is_empty() {
+        domain.clone()
+    } else {
+        format!("{}.{domain}", r.group)
     }
 }

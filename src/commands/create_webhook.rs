@@ -79,6 +79,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         Plan::default()
     };
     // Each named spoke's conversion functions, next to its types.
+    let mut conversion_files = Vec::new();
     for spoke in args.conversion.then_some(&args.spoke).into_iter().flatten() {
         let spoke = project
             .resources
@@ -86,6 +87,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
             .find(|r| r.same_kind(&resource) && r.version == *spoke)
             .expect("spokes are versions of the kind");
         let spoke_ctx = ResourceContext::new(&project, spoke);
+        conversion_files.push(format!("src/api/{}.rs", spoke_ctx.conversion_file));
         plan.extend(render(Scope::Conversion, &ctx, Some(&spoke_ctx))?);
     }
     super::regenerate(root, &ctx, &project, &mut plan)?;
@@ -103,8 +105,9 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     }
     if args.conversion {
         files.push(format!(
-            "src/api/<spoke>/{}.rs (when a spoke's schema differs from {})",
-            resource_ctx.conversion_module, resource.version
+            "{} (when a spoke's schema differs from {})",
+            conversion_files.join(", "),
+            resource.version
         ));
     }
     let next = format!(

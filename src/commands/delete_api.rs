@@ -148,7 +148,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         )
     } else if remaining.is_empty() {
         format!(
-            "API {} {kind} deleted, and with it kind {kind}. Next:\n  make manifests && cargo build && cargo test\nClusters keep CRD {crd_name} until `kubectl delete crd {crd_name}`, which deletes every {kind} in them.",
+            "API {} {kind} deleted, its last version, and with it the kind. Next:\n  make manifests && cargo build && cargo test\nClusters keep CRD {crd_name} until `kubectl delete crd {crd_name}`, which deletes every {kind} in them.",
             resource_ctx.api_version,
             kind = resource.kind,
             crd_name = resource_ctx.crd_name,
