@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 pub struct Hook {
     /// `mapplication-v1alpha1.kb.io`, as kubebuilder names it.
     pub name: &'static str,
-    /// `/mutate-minetto-dev-v1alpha1-application`
+    /// `/mutate-example-com-v1-widget`
     pub path: &'static str,
     pub mutating: bool,
     /// The API group, version and resource (plural) it admits.

@@ -45,7 +45,7 @@ impl From<serde_json::Error> for Error {
 /// One kind whose versions convert through its hub.
 #[derive(Clone, Copy)]
 pub struct Conversion {
-    /// The CRD's name (`widgets.minetto.dev`).
+    /// The CRD's name (`widgets.example.com`).
     pub crd: &'static str,
     pub group: &'static str,
     pub kind: &'static str,
@@ -75,7 +75,7 @@ pub fn retype<A: Serialize, B: DeserializeOwned>(from: A) -> Result<B, Error> {
     Ok(serde_json::from_value(serde_json::to_value(from)?)?)
 }
 
-/// The version of `object`'s apiVersion (`v1` of `minetto.dev/v1`).
+/// The version of `object`'s apiVersion (`v1` of `example.com/v1`).
 pub fn version(object: &Value) -> Result<&str, Error> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let version = api_version.rsplit('/').next().unwrap_or_default();
