@@ -183,14 +183,27 @@ async fn a_standby_waits_for_the_holder_and_takes_a_released_lease_at_its_next_t
     assert_eq!(spec(&server)["leaseTransitions"], 4);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_lease_the_manager_may_not_use_is_an_error_with_a_hint() {
     let server = Shared::default();
     server.lock().unwrap().mode = Mode::Forbidden;
+    let started = Instant::now();
     let err = acquire(&server).await.err().expect("refused");
+    assert!(started.elapsed() >= REFUSED_FOR, "{:?}", started.elapsed());
     assert!(matches!(err, LeaderError::Forbidden(..)), "{err}");
     assert!(
         err.to_string().contains("leader_election_role.yaml"),
         "{err}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refusal_that_ends_in_time_is_waited_out() {
+    let server = Shared::default();
+    server.lock().unwrap().mode = Mode::Forbidden;
+    let standby = tokio::spawn(acquire(&server));
+    sleep(REFUSED_FOR / 2).await;
+    server.lock().unwrap().mode = Mode::Up;
+    let leader = timeout(FAST.retry_period * 3, standby).await;
+    leader.expect("took the Lease").unwrap().unwrap();
 }

@@ -30,6 +30,10 @@ pub const LEASE: &str = concat!(env!("CARGO_PKG_NAME"), "-leader");
 
 /// How long the release at shutdown may take before the manager exits anyway.
 pub const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long the Lease may be refused (401, 403) before a standby gives up with a hint: an
+/// API server that has just restarted can refuse for a moment while its authenticator and
+/// authorizer catch up, and a standby that exited then would only wait out CrashLoopBackOff.
+pub const REFUSED_FOR: Duration = Duration::from_secs(30);
 
 #[derive(Debug, thiserror::Error)]
 pub enum LeaderError {
@@ -80,6 +84,7 @@ impl Leadership {
             observed: None,
         };
         let mut last_holder = None;
+        let mut refused_since = None;
         loop {
             let started = Instant::now();
             match timeout(timings.renew_deadline, elector.try_acquire_or_renew()).await {
@@ -99,12 +104,19 @@ impl Leadership {
                 }
                 Ok(Ok(Some(_))) => {}
                 Ok(Err(kube::Error::Api(status))) if matches!(status.code, 401 | 403) => {
+                    let since: Instant = *refused_since.get_or_insert(started);
                     let err = kube::Error::Api(status);
-                    return Err(LeaderError::Forbidden(name.to_string(), err));
+                    if since.elapsed() >= REFUSED_FOR {
+                        return Err(LeaderError::Forbidden(name.to_string(), err));
+                    }
+                    warn!(lease = name, "the Lease was refused: {err}");
+                    sleep(timings.retry_period).await;
+                    continue;
                 }
                 Ok(Err(err)) => warn!(lease = name, "could not take the Lease: {err}"),
                 Err(_) => warn!(lease = name, "could not take the Lease: no answer in time"),
             }
+            refused_since = None;
             sleep(timings.retry_period).await;
         }
     }
