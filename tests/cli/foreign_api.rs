@@ -103,7 +103,7 @@ fn a_controller_for_another_projects_crd_gets_types_made_from_it() {
     assert!(read(&dir, "src/api/mod.rs").contains("pub mod external {"));
     assert!(!read(&dir, "config/crd/kustomization.yaml").contains("backups"));
     let project = read(&dir, "PROJECT");
-    assert!(project.contains("- domain: example.com\n  path: config/crd/external/storage.example.com_backups.yaml\n  external: true\n"), "{project}");
+    assert!(project.contains("- api:\n    crdVersion: v1\n    namespaced: true\n  domain: example.com\n  path: config/crd/external/storage.example.com_backups.yaml\n  external: true\n"), "{project}");
 }
 
 #[test]

@@ -1,0 +1,121 @@
+//! A resource as PROJECT records it, in kubebuilder's shape: the CRD's scope under `api`
+//! (`api: {crdVersion: v1, namespaced: true}`) for the APIs a CRD serves, none for Kubernetes'
+//! own types, whose scope is Kubernetes'. PROJECT files written before `api` existed kept
+//! `namespaced` on the resource itself; they still load.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Resource, Webhooks};
+use crate::naming::BuiltinType;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ResourceRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    api: Option<ApiRecord>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    domain: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    path: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    external: bool,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    group: String,
+    version: String,
+    kind: String,
+    plural: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    short_name: String,
+    /// Where earlier PROJECT files kept the scope; read, never written.
+    #[serde(default, skip_serializing)]
+    namespaced: Option<bool>,
+    controller: bool,
+    deploy_image: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    webhooks: Option<Webhooks>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ApiRecord {
+    crd_version: String,
+    namespaced: bool,
+}
+
+impl From<ResourceRecord> for Resource {
+    fn from(record: ResourceRecord) -> Resource {
+        let builtin = BuiltinType::from_path(&record.path, &record.kind);
+        let namespaced = (record.api.map(|api| api.namespaced))
+            .or(record.namespaced)
+            .or(builtin.map(|b| b.namespaced))
+            .unwrap_or(true);
+        Resource {
+            domain: record.domain,
+            path: record.path,
+            external: record.external,
+            group: record.group,
+            version: record.version,
+            kind: record.kind,
+            plural: record.plural,
+            short_name: record.short_name,
+            namespaced,
+            controller: record.controller,
+            deploy_image: record.deploy_image,
+            webhooks: record.webhooks,
+        }
+    }
+}
+
+impl From<Resource> for ResourceRecord {
+    fn from(resource: Resource) -> ResourceRecord {
+        let api = resource.builtin().is_none().then(|| ApiRecord {
+            crd_version: "v1".into(),
+            namespaced: resource.namespaced,
+        });
+        ResourceRecord {
+            api,
+            domain: resource.domain,
+            path: resource.path,
+            external: resource.external,
+            group: resource.group,
+            version: resource.version,
+            kind: resource.kind,
+            plural: resource.plural,
+            short_name: resource.short_name,
+            namespaced: None,
+            controller: resource.controller,
+            deploy_image: resource.deploy_image,
+            webhooks: resource.webhooks,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OWN: &str = "api:\n  crdVersion: v1\n  namespaced: false\nversion: v1\nkind: Widget\nplural: widgets\ncontroller: true\ndeployImage: false\n";
+
+    #[test]
+    fn an_own_api_records_its_scope_under_api_as_kubebuilder_does() {
+        let widget: Resource = serde_yaml::from_str(OWN).unwrap();
+        assert!(!widget.namespaced);
+        assert_eq!(serde_yaml::to_string(&widget).unwrap(), OWN);
+    }
+
+    #[test]
+    fn a_builtin_type_records_no_scope_and_takes_kubernetes() {
+        let node = "domain: k8s.io\npath: k8s.io/api/core/v1\ngroup: core\nversion: v1\nkind: Node\nplural: nodes\ncontroller: true\ndeployImage: false\n";
+        let resource: Resource = serde_yaml::from_str(node).unwrap();
+        assert!(!resource.namespaced);
+        assert_eq!(serde_yaml::to_string(&resource).unwrap(), node);
+    }
+
+    #[test]
+    fn an_earlier_project_file_keeps_its_scope() {
+        let old = "version: v1\nkind: Widget\nplural: widgets\nnamespaced: false\ncontroller: true\ndeployImage: false\n";
+        let widget: Resource = serde_yaml::from_str(old).unwrap();
+        assert!(!widget.namespaced);
+        assert_eq!(serde_yaml::to_string(&widget).unwrap(), OWN);
+    }
+}
