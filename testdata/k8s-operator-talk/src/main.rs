@@ -33,7 +33,13 @@ const EVENTS_FLUSH: Duration = Duration::from_secs(2);
 const CERT_RELOAD_PERIOD: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Parser)]
-#[command(version, about = "Runs the k8s-operator-talk controllers")]
+// A flag given twice takes its last value, as Go's flag package reads it: the Helm chart and
+// kustomize patches append flags to the ones the manifests already pass.
+#[command(
+    version,
+    about = "Runs the k8s-operator-talk controllers",
+    args_override_self = true
+)]
 struct Args {
     /// Address of the Prometheus metrics endpoint, e.g. ":8443" (every interface); "0" disables it
     #[arg(long, default_value = ":8443")]
@@ -337,5 +343,19 @@ mod tests {
                 "{flags:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_flag_given_twice_takes_its_last_value() {
+        let flags = [
+            "manager",
+            "--leader-elect",
+            "--metrics-bind-address",
+            ":8443",
+        ];
+        let again = ["--leader-elect=false", "--metrics-bind-address=:9443"];
+        let args = Args::try_parse_from(flags.into_iter().chain(again)).unwrap();
+        assert!(!args.leader_elect);
+        assert_eq!(args.metrics_bind_address, ":9443");
     }
 }
