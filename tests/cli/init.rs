@@ -68,6 +68,32 @@ fn the_owner_is_quoted_for_cargo() {
 }
 
 #[test]
+fn make_deploy_takes_an_image_by_tag_by_digest_or_with_a_registry_port() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    for (image, wanted) in [
+        ("ghcr.io/a/op:v1", "newName: ghcr.io/a/op\n  newTag: v1\n"),
+        (
+            "localhost:5000/op",
+            "newName: localhost:5000/op\n  newTag: latest\n",
+        ),
+        (
+            "ghcr.io/a/op@sha256:0a1b",
+            "newName: ghcr.io/a/op\n  digest: sha256:0a1b\n",
+        ),
+    ] {
+        let made = std::process::Command::new("make")
+            .args(["-s", "deploy-overlay", &format!("IMG={image}")])
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let overlay = read(&dir, "config/deploy/kustomization.yaml");
+        assert!(overlay.ends_with(wanted), "{image}: {overlay}");
+    }
+}
+
+#[test]
 fn init_dry_run_writes_nothing() {
     let (_tmp, dir) = project_dir();
     let stdout = succeed(&dir, &["init", "--dry-run"]);
