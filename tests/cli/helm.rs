@@ -134,10 +134,11 @@ fn the_chart_follows_every_command_and_values_yaml_stays_the_users() {
     assert_eq!(read(&dir, "dist/chart/values.yaml"), values);
 }
 
-const CHART_WEBHOOK_FILES: [&str; 3] = [
+const CHART_WEBHOOK_FILES: [&str; 4] = [
     "dist/chart/templates/webhook/service.yaml",
     "dist/chart/templates/webhook/webhooks.yaml",
     "dist/chart/templates/webhook/cert_roles.yaml",
+    "dist/chart/templates/certmanager/certificate.yaml",
 ];
 
 #[test]

@@ -89,6 +89,46 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
     assert!(webhook_objects.is_empty(), "{webhook_objects:?}");
     assert!(off.contains("- --enable-webhooks=false\n"), "{off}");
 
+    // cert-manager keeps the certificate: the manager mounts and serves it, the CA injector
+    // is asked for both configurations and the converting CRD, and the manager gets no roles
+    // for keeping its own.
+    let set = ["template", "k8s-operator-talk", "dist/chart", "--set"];
+    let managed = helm(
+        &bin,
+        &project.dir,
+        &[&set[..], &["certManager.enabled=true"]].concat(),
+    );
+    let objects = documents(&managed);
+    let named = |kind: &str, name: &str| {
+        let found = objects
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name);
+        found.unwrap_or_else(|| panic!("no {kind} {name}:\n{managed}"))
+    };
+    let serving = &named("Certificate", "k8s-operator-talk-serving-cert")["spec"];
+    assert_eq!(
+        serving["secretName"],
+        "k8s-operator-talk-webhook-server-cert"
+    );
+    assert_eq!(
+        serving["dnsNames"][0],
+        "k8s-operator-talk-webhook-service.default.svc"
+    );
+    let injected = [
+        ("MutatingWebhookConfiguration", CONFIGURATIONS[0].1),
+        ("ValidatingWebhookConfiguration", CONFIGURATIONS[1].1),
+        ("CustomResourceDefinition", CRUISERS),
+    ];
+    for (kind, name) in injected {
+        let annotations = &named(kind, name)["metadata"]["annotations"];
+        let from = &annotations["cert-manager.io/inject-ca-from"];
+        assert_eq!(from, "default/k8s-operator-talk-serving-cert", "{kind}");
+    }
+    let mounted = "- --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs\n";
+    assert!(managed.contains(mounted), "{managed}");
+    assert!(managed.contains("secretName: k8s-operator-talk-webhook-server-cert\n"));
+    assert!(!managed.contains("webhook-certs-role"), "{managed}");
+
     // Another release in another namespace: the manager still finds its configurations.
     make(&project, &bin, "helm-uninstall", &[]);
     let kubeconfig = kubectl.kubeconfig.display().to_string();

@@ -143,6 +143,7 @@ missing from an older values.yaml never breaks them.
   "networkPolicy.enabled" false
   "webhook.enabled" true
   "webhook.port" 9443
+  "certManager.enabled" false
 }}
 {{- $settings := dict }}
 {{- range $path, $default := $defaults }}
@@ -158,6 +159,23 @@ namespace. Takes the root context; gives a JSON list.
 {{- define "chart.watchNamespaces" -}}
 {{- $s := include "chart.settings" . | fromJson }}
 {{- toJson (index $s "manager.watchNamespaces" | default (list .Release.Namespace)) }}
+{{- end }}
+
+{{/*
+"true" when cert-manager keeps the webhooks' certificate (webhook.enabled and
+certManager.enabled) rather than the manager.
+*/}}
+{{- define "chart.certManaged" -}}
+{{- $s := include "chart.settings" . | fromJson }}
+{{- if and (index $s "webhook.enabled") (index $s "certManager.enabled") }}true{{ end }}
+{{- end }}
+
+{{/*
+cert-manager's annotation asking its CA injector for the webhook certificate's CA: on the
+webhook configurations and the CRDs converting through the manager.
+*/}}
+{{- define "chart.injectCaFrom" -}}
+{{- printf "%s/%s" .Release.Namespace (include "chart.resourceName" (dict "suffix" "serving-cert" "context" .)) }}
 {{- end }}
 
 {{/*
