@@ -317,6 +317,24 @@ fn the_chart_lints_and_renders_what_config_holds() {
     succeed(&article, &["edit", "--plugins", "helm"]);
     let rendered = lints_renders_and_matches_config(&bin, &article);
     assert!(rendered.contains("kind: ClusterRoleBinding"), "{rendered}");
+    assert!(
+        !rendered.contains("kind: PodDisruptionBudget"),
+        "{rendered}"
+    );
+    // More than one replica: a PodDisruptionBudget over the manager's Pods.
+    let replicas = [
+        "template",
+        "rel",
+        "dist/chart",
+        "--set",
+        "manager.replicas=2",
+    ];
+    let objects = crate::helm_cluster::documents(&helm(&bin, &article, &replicas));
+    let kind = |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap();
+    let budget = &kind("PodDisruptionBudget")["spec"];
+    assert_eq!(budget["minAvailable"], 1);
+    let pods = &kind("Deployment")["spec"]["selector"]["matchLabels"];
+    assert_eq!(&budget["selector"]["matchLabels"], pods);
     let helm_var = format!("HELM={}", bin.display());
     run(
         &article,

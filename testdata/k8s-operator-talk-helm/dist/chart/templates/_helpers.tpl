@@ -132,6 +132,8 @@ missing from an older values.yaml never breaks them.
   "manager.nodeSelector" dict
   "manager.tolerations" list
   "manager.terminationGracePeriodSeconds" 10
+  "manager.priorityClassName" ""
+  "manager.podDisruptionBudget.minAvailable" 1
   "manager.imagePullSecrets" list
   "rbac.helpers.enabled" true
   "crd.enabled" true
