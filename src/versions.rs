@@ -24,9 +24,6 @@ pub struct Versions {
     pub thiserror: &'static str,
     pub prometheus_client: &'static str,
     pub axum: &'static str,
-    /// hyper and hyper-util as axum 0.8 uses them: the servers' connections are served with them.
-    pub hyper: &'static str,
-    pub hyper_util: &'static str,
     pub clap: &'static str,
     pub rcgen: &'static str,
     pub rustls: &'static str,
@@ -63,8 +60,6 @@ pub const VERSIONS: Versions = Versions {
     thiserror: "2.0",
     prometheus_client: "0.26",
     axum: "0.8",
-    hyper: "1.1",
-    hyper_util: "0.1.3",
     clap: "4.5",
     rcgen: "0.14",
     rustls: "0.23",

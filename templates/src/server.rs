@@ -20,11 +20,9 @@ use crate::metrics_auth::{self, Authorizer};
 use crate::tls::TlsListener;
 
 mod bind;
-mod connections;
 mod give_way;
 mod guard;
 pub use bind::{bind, bind_socket, every_interface};
-pub use connections::{MAX_READ_BUFFER, serve_connections};
 pub(crate) use give_way::give_way;
 pub use guard::Guarded;
 
@@ -111,14 +109,17 @@ pub async fn serve(
             Some(config) => {
                 tracing::info!(%addr, "serving HTTPS");
                 let listener = Guarded::new(TlsListener::new(listener, config)?);
-                serve_connections(listener, router, shutdown.clone()).await;
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(shutdown.clone())
+                    .await
             }
             None => {
                 tracing::info!(%addr, "serving");
-                serve_connections(Guarded::new(listener), router, shutdown.clone()).await;
+                axum::serve(Guarded::new(listener), router)
+                    .with_graceful_shutdown(shutdown.clone())
+                    .await
             }
         }
-        Ok(())
     };
     // Graceful shutdown waits for every open connection; a client slow to finish must not
     // hold the manager past its grace period.

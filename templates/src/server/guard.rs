@@ -1,8 +1,7 @@
-//! Connections nobody can hold open for free. `serve_connections` runs hyper without its
-//! timer, so hyper has no header-read or idle timeout, and every accepted connection gets a
-//! task: a client that opens connections and then sends nothing (or one byte a minute) would
-//! hold memory and file descriptors until the manager is OOM-killed, and would hold up its
-//! shutdown.
+//! Connections nobody can hold open for free. axum serves without hyper's timer, so hyper
+//! has no header-read or idle timeout, and every accepted connection gets a task: a client
+//! that opens connections and then sends nothing (or one byte a minute) would hold memory
+//! and file descriptors until the manager is OOM-killed, and would hold up its shutdown.
 //! Every endpoint (webhooks, metrics, probes) is served through `Guarded`: at most
 //! `MAX_CONNECTIONS` at once, each closed `IDLE_TIMEOUT` after it was accepted or last
 //! written to. Only answers count as progress: a client trickling a byte now and then cannot
@@ -31,7 +30,7 @@ use super::give_way;
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Connections served at once per endpoint: far above what API servers, Prometheus and the
-/// kubelet open, and at most about 50 KB each (`MAX_READ_BUFFER`, TLS), about 12 MB.
+/// kubelet open, and at about 50 KB each (buffers, TLS), a few MB.
 pub const MAX_CONNECTIONS: usize = 256;
 
 /// A listener whose connections are counted and time out when idle.
@@ -277,11 +276,7 @@ mod tests {
             .route("/", get(|| async { "ok" }))
             .route("/park", post(std::future::pending::<&str>));
         let guarded = Guarded::with_limits(listener, connections, idle);
-        tokio::spawn(super::super::serve_connections(
-            guarded,
-            router,
-            std::future::pending(),
-        ));
+        tokio::spawn(async move { axum::serve(guarded, router).await });
         addr
     }
 

@@ -188,11 +188,7 @@ mod tests {
     async fn serving(router: Router) -> SocketAddr {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(server::serve_connections(
-            listener,
-            router,
-            std::future::pending(),
-        ));
+        tokio::spawn(async move { axum::serve(listener, router).await });
         addr
     }
 
