@@ -90,12 +90,14 @@ pub fn same_objects_as_make_deploy(project: &Installed, helm_bin: &Path) -> Stri
     make(project, helm_bin, "deploy", &[&format!("IMG={IMG}")]);
     let kustomized = kubectl.ok(&["kustomize", "config/deploy"]);
     let deployed = on_server(kubectl, &kustomized);
+    // One deadline for every object: the namespace controller's cleanup and each CRD's
+    // finalizer run one after the other, which took over 60 s on a loaded CI machine.
     kubectl.ok(&[
         "delete",
         "-k",
         "config/deploy",
         "--wait=true",
-        "--timeout=60s",
+        "--timeout=300s",
     ]);
 
     make(project, helm_bin, "helm-deploy", &[&format!("IMG={IMG}")]);
