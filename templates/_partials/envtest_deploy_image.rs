@@ -166,6 +166,12 @@ async fn {{ r.kind_snake }}_runs_as_a_deployment_and_a_service() {
         (container(&deployments.get("web-deployment").await.unwrap()).0 == Some(1)).then_some(())
     })
     .await;
+    // A selector key someone adds would select none of the Pods: it is removed.
+    services.patch("web-service", &PatchParams::default(), &Patch::Merge(&json!({"spec": {"selector": {"v": "2"}}}))).await.unwrap();
+    eventually("the selector set back", || async {
+        (services.get("web-service").await.unwrap().spec.unwrap().selector == selected).then_some(())
+    })
+    .await;
     let old = services.get("web-service").await.unwrap().uid();
     services.delete("web-service", &DeleteParams::default()).await.unwrap();
     eventually("the Service recreated", || async {

@@ -64,6 +64,7 @@ fn a_deleted_kind_leaves_the_project_that_never_had_it() {
         "remove src/controller/batch/widget.rs",
         "remove tests/batch_widget.rs",
         "remove config/samples/batch.minetto.dev_v1_widget.yaml",
+        "remove config/rbac/batch_widget_admin_role.yaml",
         "remove config/rbac/batch_widget_editor_role.yaml",
         "remove config/rbac/batch_widget_viewer_role.yaml",
         "update src/api/mod.rs",

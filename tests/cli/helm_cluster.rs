@@ -264,9 +264,13 @@ async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
         "k8s-operator-talk-batch-widget-editor-role",
     ]);
 
-    // helm uninstall: everything it installed is gone, but the CRDs.
+    // helm uninstall: everything it installed is gone, but the CRDs and their objects
+    // (crd.keep): an Application made while no manager runs is still there.
     let manifest = release_manifest(&project, &bin);
+    kubectl.ok(&["apply", "-f", "application.yaml"]);
     make(&project, &bin, "helm-uninstall", &[]);
+    kubectl.ok(&["get", "-f", "application.yaml"]);
+    kubectl.ok(&["delete", "-f", "application.yaml", "--timeout=60s"]);
     let left = kubectl.output(
         &["get", "-f", "-", "-o", "name", "--ignore-not-found"],
         Some(&manifest),

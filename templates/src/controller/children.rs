@@ -245,8 +245,10 @@ where
         if let Some(meta) = wanted["metadata"].as_object_mut() {
             meta.remove("ownerReferences");
         }
+        let current_value = serde_json::to_value(&current)?;
+        unset_foreign_keys(&current_value, &mut wanted);
         let fingerprint = fingerprint(&wanted)?;
-        if contains(&serde_json::to_value(&current)?, &wanted)
+        if contains(&current_value, &wanted)
             || self.was_applied(&child_uid, fingerprint, &version)
         {
             return Ok(Corrected::Done(Outcome::Unchanged(current)));
@@ -398,6 +400,26 @@ fn fingerprint(desired: &impl Serialize) -> Result<u64> {
     let mut hasher = DefaultHasher::new();
     serde_json::to_string(desired)?.hash(&mut hasher);
     Ok(hasher.finish())
+}
+
+/// Maps whose every key changes what the object does, so a key another writer adds is drift:
+/// a Service's selector with one more label selects none of our Pods. Elsewhere (labels,
+/// annotations) keys others set stay theirs.
+const EXACT_MAPS: [&str; 1] = ["/spec/selector"];
+
+/// Sets to null in `wanted` each key of an exact map that `current` has and `wanted` lacks:
+/// `contains` then sees the difference, and the merge patch removes the key.
+fn unset_foreign_keys(current: &Value, wanted: &mut Value) {
+    for path in EXACT_MAPS {
+        let (Some(Value::Object(have)), Some(Value::Object(want))) =
+            (current.pointer(path), wanted.pointer_mut(path))
+        else {
+            continue;
+        };
+        for key in have.keys() {
+            want.entry(key.as_str()).or_insert(Value::Null);
+        }
+    }
 }
 
 /// Whether every field `desired` sets has the same value in `current`. Lists must have the
