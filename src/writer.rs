@@ -2,12 +2,15 @@
 //! Every refusal happens before the first write, so a refused command changes nothing.
 
 use std::fs;
-use std::io::Write as _;
 use std::path::{Component, Path};
 
 use anyhow::{Context as _, Result, bail};
 
 use crate::plan::{GENERATED_MARKER, Plan, PlannedFile, Policy};
+
+mod commit;
+
+use commit::{Change, commit};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -194,73 +197,44 @@ fn check_path(root: &Path, rel: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes the checked plan (or only prints it when `dry_run`), reporting each file.
+/// Writes the checked plan as one change (or only prints it when `dry_run`), then reports
+/// each file. A write that fails changes nothing.
 pub fn apply(
     root: &Path,
     actions: &[(Action, &PlannedFile)],
     dry_run: bool,
     out: &mut impl std::io::Write,
 ) -> Result<()> {
+    if !dry_run {
+        let changes: Vec<Change> = actions
+            .iter()
+            .filter_map(|(action, file)| {
+                let contents = match action {
+                    Action::Unchanged | Action::Kept => return None,
+                    Action::Remove => None,
+                    Action::Create | Action::Update | Action::Overwrite => Some(&*file.contents),
+                };
+                let target = root.join(&file.path);
+                Some(Change { target, contents })
+            })
+            .collect();
+        commit(root, &changes)?;
+    }
     for (action, file) in actions {
         let verb = if dry_run && *action != Action::Unchanged {
             format!("would {}", action.label())
         } else {
             action.label().to_string()
         };
-        if *action == Action::Unchanged {
-            if dry_run {
-                writeln!(out, "{verb:>16} {}", file.path.display())?;
-            }
-            continue;
-        }
-        if *action == Action::Kept {
-            writeln!(
+        match action {
+            Action::Unchanged if !dry_run => {}
+            Action::Kept => writeln!(
                 out,
                 "{verb:>16} {} (changed by you: opsdk's new section is not added)",
                 file.path.display()
-            )?;
-            continue;
-        }
-        writeln!(out, "{verb:>16} {}", file.path.display())?;
-        if dry_run {
-            continue;
-        }
-        if *action == Action::Remove {
-            remove_file(root, &file.path)?;
-        } else {
-            write_file(&root.join(&file.path), file)?;
+            )?,
+            _ => writeln!(out, "{verb:>16} {}", file.path.display())?,
         }
     }
     Ok(())
-}
-
-/// Removes `rel`, then each parent directory it leaves empty, up to the root.
-fn remove_file(root: &Path, rel: &Path) -> Result<()> {
-    let target = root.join(rel);
-    fs::remove_file(&target).with_context(|| format!("removing {}", target.display()))?;
-    let mut dir = target.parent();
-    while let Some(d) = dir.filter(|d| *d != root && d.starts_with(root)) {
-        if fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
-    Ok(())
-}
-
-fn write_file(target: &Path, file: &PlannedFile) -> Result<()> {
-    let dir = target
-        .parent()
-        .expect("planned paths are relative to the root");
-    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    // Write beside the target, then rename: a crash never leaves a half-written file.
-    let tmp = dir.join(format!(
-        ".{}.opsdk-tmp",
-        target.file_name().unwrap_or_default().to_string_lossy()
-    ));
-    let mut f = fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(file.contents.as_bytes())
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    drop(f);
-    fs::rename(&tmp, target).with_context(|| format!("writing {}", target.display()))
 }
