@@ -133,9 +133,14 @@ const RESERVED_TYPE_NAMES: &[&str] = &[
     "WatchStreamExt",
 ];
 
+/// Whether `ident` is a Rust keyword, which no crate or module may be named.
+pub fn is_keyword(ident: &str) -> bool {
+    RUST_KEYWORDS.contains(&ident)
+}
+
 /// A Rust module name for `snake`, never a keyword (`type` -> `type_`).
 pub fn module_ident(snake: &str) -> String {
-    if RUST_KEYWORDS.contains(&snake) {
+    if is_keyword(snake) {
         format!("{snake}_")
     } else {
         snake.to_string()

@@ -177,6 +177,14 @@ pub fn project_name(name: &str, source: &str) -> Result<()> {
             "pass --project-name my-operator",
         );
     }
+    if crate::naming::is_keyword(&name.replace('-', "_")) {
+        return invalid(
+            format!(
+                "invalid project name {name:?} (from {source}): a Rust keyword, which the crate the project builds cannot be named"
+            ),
+            "pass --project-name my-operator",
+        );
+    }
     if name == "crdgen" {
         return invalid(
             format!(
@@ -324,6 +332,10 @@ mod tests {
             "k8s-openapi",
             "serde-json",
             "crdgen",
+            "fn",
+            "crate",
+            "super",
+            "gen",
         ] {
             assert!(project_name(bad, "--project-name").is_err(), "{bad}");
         }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 mod names;
 
-use names::{check_rust_names, short_name};
+use names::{check_names_in_group, check_rust_names, short_name};
 
 use anyhow::{Result, bail};
 
@@ -200,14 +200,20 @@ fn resource_from_args(
         .filter(|r| r.same_kind(&probe))
         .collect();
 
-    if let Some(existing) = siblings.iter().find(|r| r.version == probe.version)
-        && !args.force
-    {
-        bail!(
-            "API {} already exists in {}\nhelp: pass --force to rewrite its files, or choose another --version or --kind",
-            api(existing),
-            project_file::FILE_NAME
-        );
+    if let Some(existing) = siblings.iter().find(|r| r.version == probe.version) {
+        if !args.force {
+            bail!(
+                "API {} already exists in {}\nhelp: pass --force to rewrite its files, or choose another --version or --kind",
+                api(existing),
+                project_file::FILE_NAME
+            );
+        }
+        if existing.controller && !args.controller {
+            bail!(
+                "API {} has a controller, which --controller=false would leave behind in src/controller and tests\nhelp: drop --controller=false to rewrite the controller too, or run `opsdk delete api` first",
+                api(existing)
+            );
+        }
     }
     // Versions of one kind share one CRD: names, scope and spec shape must agree.
     let mut resource = probe;
@@ -238,16 +244,8 @@ fn resource_from_args(
             );
         }
     } else {
-        if let Some(clash) = project.resources.iter().find(|r| {
-            !r.same_kind(&resource) && r.group == resource.group && r.plural == resource.plural
-        }) {
-            bail!(
-                "plural {:?} is already used by {}\nhelp: pass a distinct --plural",
-                resource.plural,
-                api(clash)
-            );
-        }
-        resource.short_name = short_name(project, &resource.kind);
+        check_names_in_group(project, &resource, &api)?;
+        resource.short_name = short_name(project, &resource);
     }
     if resource.deploy_image && !resource.namespaced {
         bail!(

@@ -53,7 +53,11 @@ fn run(changes: &[Change], steps: &mut Vec<Step>) -> Result<()> {
             let aside = beside(target, "opsdk-old");
             clear(&aside)?;
             fs::rename(target, &aside).with_context(|| {
-                let verb = if staged.is_some() { "writing" } else { "removing" };
+                let verb = if staged.is_some() {
+                    "writing"
+                } else {
+                    "removing"
+                };
                 format!("{verb} {}", target.display())
             })?;
             steps.push(Step::MovedAside {

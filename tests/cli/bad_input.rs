@@ -47,6 +47,12 @@ fn repos_and_project_names() {
         "already has a binary of that name",
     );
     refuse_init(&["--owner", "two\nlines"], "invalid --owner");
+    for keyword in ["fn", "crate", "super"] {
+        refuse_init(
+            &["--repo", &format!("github.com/x/{keyword}")],
+            "a Rust keyword",
+        );
+    }
 }
 
 #[test]
@@ -54,6 +60,10 @@ fn names_the_generated_code_already_has() {
     refuse_create(
         &args("--group serve --version v1 --kind Widget"),
         "already has a `serve` module",
+    );
+    refuse_create(
+        &args("--version v1 --kind Envtest"),
+        "tests/envtest.rs, where the generated tests keep their own module",
     );
     refuse_create(
         &args("--version v1 --kind Rollout"),
@@ -157,7 +167,24 @@ fn conflicting_apis() {
     );
     refuse_create(
         &args("--version v1 --kind Apps --plural applications"),
-        "already used by",
+        "the plural name \"applications\" of kind Apps is already a name of minetto.dev/v1alpha1 Application",
+    );
+    // One group's CRDs share one set of names: singular, plural and short name.
+    refuse_create(
+        &args("--version v1 --kind App"),
+        "the singular name \"app\" of kind App is already a name of minetto.dev/v1alpha1 Application (its singular, plural or short name)",
+    );
+    refuse_create(
+        &args("--version v1 --kind APPLICATION --plural others"),
+        "the singular name \"application\" of kind APPLICATION",
+    );
+    refuse_create(
+        &args("--version v1 --kind Widget --plural app"),
+        "the plural name \"app\" of kind Widget",
+    );
+    refuse_create(
+        &args("--version v1alpha1 --kind Application --force --controller=false"),
+        "has a controller, which --controller=false would leave behind",
     );
     // --resource=false is for Kubernetes' own types only, and makes a controller.
     refuse_create(

@@ -166,6 +166,11 @@ fn the_same_api_twice_is_refused_and_force_rewrites_only_that_kind() {
         stdout.contains("overwrite src/controller/application.rs"),
         "{stdout}"
     );
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("shortName: app\n"),
+        "the kind keeps its short name:\n{project}"
+    );
     assert!(
         !std::fs::read_to_string(&app)
             .unwrap()

@@ -5,30 +5,69 @@ use anyhow::{Result, bail};
 
 use crate::context::{ProjectContext, ResourceContext};
 use crate::naming::BuiltinType;
-use crate::project_file::Project;
+use crate::project_file::{Project, Resource};
 use crate::validate;
 
+use super::group_or_domain;
+
 /// A short name for kubectl: the initials of a multi-word kind (`DatabaseCluster` -> `dc`),
-/// else the first three letters (`Application` -> `app`); none when another kind has it or
-/// kubectl knows it for one of Kubernetes' own resources (`ConfigMap` -> not `cm`, `Podcast`
-/// -> not `pod`), where `kubectl get` would be ambiguous.
-pub(super) fn short_name(project: &Project, kind: &str) -> String {
-    let initials: String = kind.chars().filter(char::is_ascii_uppercase).collect();
+/// else the first three letters (`Application` -> `app`); none when another kind has it as a
+/// name (kube-apiserver refuses a CRD sharing a name with another of its group) or kubectl
+/// knows it for one of Kubernetes' own resources (`ConfigMap` -> not `cm`, `Podcast` -> not
+/// `pod`), where `kubectl get` would be ambiguous. The kind's own names (its other versions,
+/// or this one rewritten with --force) do not take it.
+pub(super) fn short_name(project: &Project, new: &Resource) -> String {
+    let initials: String = new.kind.chars().filter(char::is_ascii_uppercase).collect();
     let candidate = if initials.len() >= 2 {
         initials.to_lowercase()
     } else {
-        kind.to_lowercase().chars().take(3).collect()
+        new.kind.to_lowercase().chars().take(3).collect()
     };
-    let taken = project
-        .resources
-        .iter()
-        .any(|r| r.short_name == candidate || r.plural == candidate)
+    let taken = (project.resources.iter().filter(|r| !r.same_kind(new)))
+        .any(|r| names(r).contains(&candidate))
         || BuiltinType::names_a_resource(&candidate);
-    if taken || candidate == kind.to_lowercase() {
+    if taken || candidate == new.kind.to_lowercase() {
         String::new()
     } else {
         candidate
     }
+}
+
+/// A CRD's names (singular, plural and short name) may not be another's of its group: the
+/// API server would not serve the later one (NamesAccepted=False).
+pub(super) fn check_names_in_group(
+    project: &Project,
+    new: &Resource,
+    api: &dyn Fn(&Resource) -> String,
+) -> Result<()> {
+    let group = group_or_domain(project, new);
+    let theirs = (project.resources.iter())
+        .filter(|r| !r.same_kind(new) && group_or_domain(project, r) == group);
+    for other in theirs {
+        let taken = names(other);
+        for (what, name) in [
+            ("plural", &new.plural),
+            ("singular", &new.kind.to_lowercase()),
+        ] {
+            if taken.contains(name) {
+                bail!(
+                    "the {what} name {name:?} of kind {} is already a name of {} (its singular, plural or short name), and the API server serves only one of two CRDs sharing a name\nhelp: pass a distinct --plural, or choose another --kind or --group",
+                    new.kind,
+                    api(other)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The names kubectl and the API server know a kind by.
+fn names(r: &Resource) -> Vec<String> {
+    let mut names = vec![r.kind.to_lowercase(), r.plural.clone()];
+    if !r.short_name.is_empty() {
+        names.push(r.short_name.clone());
+    }
+    names
 }
 
 /// Kinds in one version module are re-exported together: their Rust names must not clash.
@@ -68,8 +107,24 @@ pub(super) fn check_rust_names(ctx: &ProjectContext, new: &ResourceContext) -> R
             stem = new.file_stem
         );
     }
+    if RESERVED_TEST_STEMS.contains(&new.file_stem.as_str()) {
+        bail!(
+            "kind {} would put its envtest suite in tests/{}.rs, where the generated tests keep their own module\nhelp: choose another --kind, or put it in another --group",
+            new.kind,
+            new.file_stem
+        );
+    }
     Ok(())
 }
+
+/// What tests/ holds for every kind: the envtest helpers, the conversion webhook's suite and
+/// server, the webhook certificates' suite.
+const RESERVED_TEST_STEMS: [&str; 4] = [
+    "envtest",
+    "conversion",
+    "conversion_server",
+    "webhook_certs",
+];
 
 /// src/controller holds a module per group (its kinds inside), the domain group's kinds at
 /// the top, and opsdk's own modules: no two may share a name.

@@ -67,7 +67,10 @@ fn a_step_that_fails_leaves_the_project_as_it_was() {
         change(root, "last.txt", Some("last after")),
     ];
     let err = commit(root, &changes).unwrap_err();
-    assert!(format!("{err:#}").contains(".last.txt.opsdk-old"), "{err:#}");
+    assert!(
+        format!("{err:#}").contains(".last.txt.opsdk-old"),
+        "{err:#}"
+    );
     assert_eq!(tree(root), before);
 }
 
@@ -83,5 +86,9 @@ fn a_link_at_the_staging_name_is_replaced_not_written_through() {
     commit(root, &[change(root, "PROJECT", Some("ours"))]).unwrap();
     assert_eq!(fs::read_to_string(&victim).unwrap(), "theirs");
     assert_eq!(fs::read_to_string(root.join("PROJECT")).unwrap(), "ours");
-    assert!(!fs::symlink_metadata(root.join("PROJECT")).unwrap().is_symlink());
+    assert!(
+        !fs::symlink_metadata(root.join("PROJECT"))
+            .unwrap()
+            .is_symlink()
+    );
 }
