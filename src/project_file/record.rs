@@ -9,7 +9,7 @@ use super::{Resource, Webhooks};
 use crate::naming::BuiltinType;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct ResourceRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     api: Option<ApiRecord>,
@@ -36,7 +36,7 @@ pub(super) struct ResourceRecord {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ApiRecord {
     crd_version: String,
     namespaced: bool,

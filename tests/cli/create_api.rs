@@ -224,12 +224,35 @@ fn a_generated_file_the_user_took_over_is_not_overwritten() {
 fn a_project_file_written_by_hand_badly_is_reported() {
     let (_tmp, dir) = project_dir();
     init(&dir);
-    std::fs::write(dir.join("PROJECT"), "domain: [\n").unwrap();
-    assert_refused(
+    create_api(
         &dir,
-        &mut create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]),
-        "not a valid opsdk PROJECT file",
+        &["--group", "ship", "--version", "v1", "--kind", "Frigate"],
     );
+    let good = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    let resources = &good[good.find("resources:\n").unwrap() + "resources:\n".len()..];
+    let widget = ["--version", "v1", "--kind", "Widget"];
+    for (edited, said) in [
+        ("domain: [\n".to_string(), "not a valid opsdk PROJECT file"),
+        (
+            format!("{good}foo: bar\n"),
+            "not a valid opsdk PROJECT file (unknown field `foo`",
+        ),
+        (
+            good.replace("domain: minetto.dev", "domain: EXAMPLE"),
+            "holds what opsdk never writes: invalid domain \"EXAMPLE\"",
+        ),
+        (
+            good.replace("kind: Frigate", "kind: frigate"),
+            "holds what opsdk never writes: resource ship/v1 frigate: invalid kind",
+        ),
+        (
+            format!("{good}{resources}"),
+            "holds what opsdk never writes: resource ship/v1 Frigate is recorded twice",
+        ),
+    ] {
+        std::fs::write(dir.join("PROJECT"), &edited).unwrap();
+        assert_refused(&dir, &mut create_api_cmd(&dir, &widget), said);
+    }
 }
 
 #[test]

@@ -248,8 +248,7 @@ where
         let current_value = serde_json::to_value(&current)?;
         unset_foreign_keys(&current_value, &mut wanted);
         let fingerprint = fingerprint(&wanted)?;
-        if contains(&current_value, &wanted)
-            || self.was_applied(&child_uid, fingerprint, &version)
+        if contains(&current_value, &wanted) || self.was_applied(&child_uid, fingerprint, &version)
         {
             return Ok(Corrected::Done(Outcome::Unchanged(current)));
         }

@@ -50,13 +50,17 @@ fn a_changed_value_a_missing_field_or_another_list_is_drift() {
 
 #[test]
 fn a_selector_key_another_writer_added_is_drift_and_patched_away() {
-    let mut wanted = json!({"spec": {"selector": {"app": "x"}}, "metadata": {"labels": {"app": "x"}}});
+    let mut wanted =
+        json!({"spec": {"selector": {"app": "x"}}, "metadata": {"labels": {"app": "x"}}});
     let current = json!({"spec": {"selector": {"app": "x", "v": "2"}},
         "metadata": {"labels": {"app": "x", "team": "a"}}});
     unset_foreign_keys(&current, &mut wanted);
     assert!(!contains(&current, &wanted));
     let expected = json!({"spec": {"selector": {"app": "x", "v": null}}, "metadata": {"labels": {"app": "x"}}});
-    assert_eq!(wanted, expected, "only the selector's foreign key is removed");
+    assert_eq!(
+        wanted, expected,
+        "only the selector's foreign key is removed"
+    );
 
     let mut same = json!({"spec": {"selector": {"matchLabels": {"app": "x"}}}});
     let current = same.clone();

@@ -1,0 +1,49 @@
+//! What a PROJECT file must hold beyond its shape: names opsdk could have written, and each
+//! version of a kind once. A hand edit that breaks them is refused before a command uses it
+//! (it would otherwise write a kind's module twice, or a sample named after a bad domain).
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+
+use super::Project;
+use crate::validate;
+
+impl Project {
+    /// The first fault found, as one line.
+    pub(super) fn fault(&self) -> Option<String> {
+        let first_line = |checked: Result<()>| {
+            checked.err().map(|e| {
+                let text = e.to_string();
+                let line = text.lines().next().unwrap_or_default();
+                line.replacen("invalid --", "invalid ", 1)
+            })
+        };
+        if let Some(fault) = first_line(validate::domain(&self.domain)) {
+            return Some(fault);
+        }
+        if let Some(fault) = first_line(validate::project_name(&self.project_name, "PROJECT")) {
+            return Some(fault);
+        }
+        let mut seen = BTreeSet::new();
+        for r in &self.resources {
+            let api = format!("{}/{} {}", r.group, r.version, r.kind);
+            if !seen.insert((&r.domain, &r.group, &r.version, &r.kind)) {
+                return Some(format!("resource {api} is recorded twice"));
+            }
+            if r.external || r.builtin().is_some() {
+                continue;
+            }
+            let own = [
+                (!r.group.is_empty()).then(|| validate::group(&r.group)),
+                Some(validate::version(&r.version)),
+                Some(validate::kind(&r.kind)),
+                Some(validate::plural(&r.plural)),
+            ];
+            if let Some(fault) = own.into_iter().flatten().find_map(first_line) {
+                return Some(format!("resource {api}: {fault}"));
+            }
+        }
+        None
+    }
+}
