@@ -8,6 +8,8 @@ use anyhow::{Context as _, Result, bail};
 use k8s_openapi_kopium::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kopium::TypeGenerator;
 
+use crate::validate;
+
 /// The kopium whose types these are, for the files' header.
 const KOPIUM_VERSION: &str = "0.24.1";
 
@@ -43,6 +45,7 @@ impl ExternalCrd {
             )
         })?;
         let spec = &crd.spec;
+        check_names(file, &spec.group, &spec.names.kind, &spec.names.plural)?;
         let first_label = spec.group.split('.').next().unwrap_or_default();
         if spec.names.kind != kind
             || !(group.is_empty() || group == spec.group || group == first_label)
@@ -69,8 +72,13 @@ impl ExternalCrd {
             emit_docs: true,
             ..TypeGenerator::default()
         };
-        let generated = generator
-            .generate_rust_types_for(&crd, None::<&str>)
+        let generated = quietly(|| generator.generate_rust_types_for(&crd, None::<&str>))
+            .map_err(|panic| {
+                anyhow::anyhow!(
+                    "kopium cannot make Rust types of {}: {panic}\nhelp: rename what it names in the CRD's schema, or write the types by hand",
+                    file.display()
+                )
+            })?
             .with_context(|| format!("generating Rust types from {}", file.display()))?;
         let path = format!(
             "config/crd/external/{}_{}.yaml",
@@ -100,6 +108,40 @@ impl ExternalCrd {
             yaml,
         })
     }
+}
+
+/// The CRD's names must be ones the API server accepts and opsdk can name files and modules
+/// after: they become paths, Rust modules and RBAC rules.
+fn check_names(file: &Path, group: &str, kind: &str, plural: &str) -> Result<()> {
+    let checks = [
+        validate::domain(group)
+            .map_err(|_| format!("group {group:?} is not a lowercase DNS subdomain with a dot")),
+        validate::kind(kind)
+            .map_err(|_| format!("kind {kind:?} is not CamelCase letters and digits")),
+        validate::plural(plural)
+            .map_err(|_| format!("plural {plural:?} is not lowercase letters and digits")),
+    ];
+    if let Some(fault) = checks.into_iter().find_map(Result::err) {
+        bail!(
+            "{}: {fault}\nhelp: pass the YAML of a CRD the API server serves, as `kubectl get crd <name> -o yaml` prints it",
+            file.display()
+        );
+    }
+    Ok(())
+}
+
+/// Runs `f`, turning a panic into an error without printing it: kopium panics on some
+/// property names (`invalid field name '' could not be escaped`).
+fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    result.map_err(|panic| {
+        (panic.downcast_ref::<String>().cloned())
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "it panicked".into())
+    })
 }
 
 #[cfg(test)]

@@ -53,6 +53,17 @@ pub(super) fn external_resource(
         deploy_image: false,
         webhooks: None,
     };
+    let full_group = |r: &Resource| super::create_api::group_or_domain(project, r);
+    if let Some(own) = (project.resources.iter())
+        .find(|r| !r.external && r.kind == resource.kind && full_group(r) == crd.group)
+    {
+        bail!(
+            "{} {} is this project's own API (version {}): --external-api-crd is for types another project defines\nhelp: drop --resource=false and --external-api-crd, or pass another project's CRD",
+            crd.group,
+            crd.kind,
+            own.version
+        );
+    }
     if project.resources.iter().any(|r| r.same_kind(&resource)) && !args.force {
         bail!(
             "{} {} already has a controller in {}\nhelp: pass --force to rewrite its files",

@@ -150,6 +150,42 @@ fn an_external_crd_that_does_not_match_the_flags_is_refused() {
         &args("--version v1 --kind Backup --resource=false --external-api-crd missing.yaml"),
         "reading --external-api-crd missing.yaml",
     );
+
+    // CRDs the API server would not serve, kopium cannot read, or of the project's own API.
+    let fixture = std::fs::read_to_string(BACKUP_CRD).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    for (n, (from, to, needle)) in [
+        (
+            "group: storage.example.com",
+            "group: Storage.Example.IO",
+            "group \"Storage.Example.IO\" is not a lowercase DNS subdomain with a dot",
+        ),
+        (
+            "              source:\n",
+            "              \"\":\n",
+            "kopium cannot make Rust types of",
+        ),
+        (
+            "group: storage.example.com\n  names:\n    kind: Backup",
+            "group: minetto.dev\n  names:\n    kind: Application",
+            "minetto.dev Application is this project's own API (version v1alpha1)",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        assert!(fixture.contains(from), "{from}");
+        let crd = elsewhere.path().join(format!("crd-{n}.yaml"));
+        std::fs::write(&crd, fixture.replace(from, to)).unwrap();
+        let kind = if to.contains("Application") {
+            "Application"
+        } else {
+            "Backup"
+        };
+        let crd = crd.display().to_string();
+        let args = ["--version", "v1beta1", "--kind", kind, "--resource=false"];
+        refused(&[&args[..], &["--external-api-crd", &crd]].concat(), needle);
+    }
 }
 
 /// `delete api` takes a foreign kind's controller and test away, and for another project's
