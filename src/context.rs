@@ -234,6 +234,12 @@ pub struct RbacGroup {
 }
 
 impl ResourceContext {
+    /// The stem of the kind's webhook suite in tests/ (`application_v1alpha1_webhook`), which
+    /// no kind's own suite may take.
+    pub fn webhook_test_stem(&self) -> String {
+        format!("{}_{}_webhook", self.file_stem, self.version)
+    }
+
     pub fn new(project: &Project, resource: &Resource) -> ResourceContext {
         let kind_snake = resource.kind.to_snake_case();
         let module = module_ident(&kind_snake);

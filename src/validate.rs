@@ -134,6 +134,12 @@ pub fn kind(kind: &str) -> Result<()> {
 
 /// `--plural`: a DNS-1035 label (lowercase, starts with a letter).
 pub fn plural(plural: &str) -> Result<()> {
+    if plural.len() > 63 {
+        return invalid(
+            format!("plural {plural:?} is longer than 63 characters"),
+            "pass a shorter --plural, or choose a shorter --kind",
+        );
+    }
     if !is_dns_label(plural)
         || !plural.starts_with(|c: char| c.is_ascii_lowercase())
         || plural.contains('-')

@@ -72,6 +72,15 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     });
     let ctx = ProjectContext::new(&project);
     let resource_ctx = ResourceContext::new(&project, &project.resources[index]);
+    let suite = resource_ctx.webhook_test_stem();
+    if let Some(other) = ctx.resources.iter().find(|r| r.file_stem == suite) {
+        bail!(
+            "the webhooks' suite of {api} {} would be tests/{suite}.rs, the envtest suite of {} {}\nhelp: rename one of the kinds (opsdk delete api, then create api)",
+            resource.kind,
+            other.api_version,
+            other.kind
+        );
+    }
     // The kind's webhook file holds both functions: a second run only wires another one.
     let mut plan = if admission && (fresh || args.force) {
         render(Scope::Webhook, &ctx, Some(&resource_ctx))?

@@ -123,6 +123,11 @@ fn kinds() {
     ] {
         refuse_create(&["--version", "v1", "--kind", kind], "invalid --kind");
     }
+    let long = format!("A{}y", "b".repeat(61));
+    refuse_create(
+        &["--version", "v1", "--kind", &long],
+        "is longer than 63 characters\nhelp: pass a shorter --plural, or choose a shorter --kind",
+    );
 }
 
 #[test]
@@ -221,6 +226,18 @@ fn rust_names_that_would_clash() {
     create_api(&dir, &["--version", "v1", "--kind", "String"]);
     let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "StringResource"]);
     assert_refused(&dir, &mut cmd, "would define the Rust type StringResource");
+
+    // A kind's suite may not be where another kind's webhooks' suite goes, either way round.
+    create_api(&dir, &args("--group foo --version v1 --kind Bar"));
+    let mut cmd = create_api_cmd(&dir, &args("--version v1 --kind FooBarV1Webhook"));
+    let said = "tests/foo_bar_v1_webhook.rs, where the webhooks of foo.minetto.dev/v1 Bar go";
+    assert_refused(&dir, &mut cmd, said);
+    create_api(&dir, &args("--version v1 --kind BazV1Webhook"));
+    create_api(&dir, &args("--version v1 --kind Baz"));
+    let mut cmd = opsdk(&dir);
+    cmd.args(args("create webhook --version v1 --kind Baz --defaulting"));
+    let said = "would be tests/baz_v1_webhook.rs, the envtest suite of minetto.dev/v1 BazV1Webhook";
+    assert_refused(&dir, &mut cmd, said);
 }
 
 #[test]

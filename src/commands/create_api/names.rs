@@ -107,6 +107,15 @@ pub(super) fn check_rust_names(ctx: &ProjectContext, new: &ResourceContext) -> R
             stem = new.file_stem
         );
     }
+    if let Some(other) = (ctx.resources.iter()).find(|r| r.webhook_test_stem() == new.file_stem) {
+        bail!(
+            "kind {} would put its envtest suite in tests/{}.rs, where the webhooks of {} {} go\nhelp: choose another --kind, or put it in another --group",
+            new.kind,
+            new.file_stem,
+            other.api_version,
+            other.kind
+        );
+    }
     if RESERVED_TEST_STEMS.contains(&new.file_stem.as_str()) {
         bail!(
             "kind {} would put its envtest suite in tests/{}.rs, where the generated tests keep their own module\nhelp: choose another --kind, or put it in another --group",
