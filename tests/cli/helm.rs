@@ -335,6 +335,18 @@ fn the_chart_lints_and_renders_what_config_holds() {
     assert_eq!(budget["minAvailable"], 1);
     let pods = &kind("Deployment")["spec"]["selector"]["matchLabels"];
     assert_eq!(&budget["selector"]["matchLabels"], pods);
+    // A tag of digits, as --set and values.yaml give it (a number), is printed whole.
+    for tag in ["manager.image.tag=20260820", "manager.image.tag=7"] {
+        let args = ["template", "rel", "dist/chart", "--set", tag];
+        let objects = crate::helm_cluster::documents(&helm(&bin, &article, &args));
+        let manager = objects.iter().find(|o| o["kind"] == "Deployment").unwrap();
+        let image = &manager["spec"]["template"]["spec"]["containers"][0]["image"];
+        let digits = tag.rsplit('=').next().unwrap();
+        assert_eq!(
+            image.as_str(),
+            Some(format!("controller:{digits}").as_str())
+        );
+    }
     let helm_var = format!("HELM={}", bin.display());
     run(
         &article,

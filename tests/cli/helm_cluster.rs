@@ -264,6 +264,21 @@ async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
         "k8s-operator-talk-batch-widget-editor-role",
     ]);
 
+    // helm-rollback returns to the release without Widget (its CRD is kept), helm-history
+    // lists every revision; helm-deploy brings Widget's rules back.
+    make(&project, &bin, "helm-rollback", &[]);
+    let rules = kubectl.ok(&[
+        "get",
+        "clusterrole",
+        "k8s-operator-talk-manager-role",
+        "-o",
+        "jsonpath={.rules}",
+    ]);
+    assert!(!rules.contains("\"widgets\""), "{rules}");
+    let history = make(&project, &bin, "helm-history", &[]);
+    assert!(history.contains("Rollback to 1"), "{history}");
+    make(&project, &bin, "helm-deploy", &[&format!("IMG={IMG}")]);
+
     // helm uninstall: everything it installed is gone, but the CRDs and their objects
     // (crd.keep): an Application made while no manager runs is still there.
     let manifest = release_manifest(&project, &bin);

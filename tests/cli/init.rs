@@ -81,6 +81,8 @@ fn make_deploy_takes_an_image_by_tag_by_digest_or_with_a_registry_port() {
             "ghcr.io/a/op@sha256:0a1b",
             "newName: ghcr.io/a/op\n  digest: sha256:0a1b\n",
         ),
+        ("op", "newName: op\n  newTag: latest\n"),
+        ("ghcr.io/a/op", "newName: ghcr.io/a/op\n  newTag: latest\n"),
     ] {
         let made = std::process::Command::new("make")
             .args(["-s", "deploy-overlay", &format!("IMG={image}")])
