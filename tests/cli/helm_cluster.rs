@@ -247,13 +247,11 @@ async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
     );
     make(&project, &bin, "helm-deploy", &[&format!("IMG={IMG}")]);
     kubectl.ok(&["get", "crd", "widgets.batch.minetto.dev"]);
-    let rules = kubectl.ok(&[
-        "get",
-        "clusterrole",
-        "k8s-operator-talk-manager-role",
-        "-o",
-        "jsonpath={.rules}",
-    ]);
+    let manager_rules = || {
+        let args = ["get", "clusterrole", "k8s-operator-talk-manager-role"];
+        kubectl.ok(&[&args[..], &["-o", "jsonpath={.rules}"]].concat())
+    };
+    let rules = manager_rules();
     assert!(
         rules.contains("\"batch.minetto.dev\"") && rules.contains("\"widgets\""),
         "{rules}"
@@ -267,13 +265,7 @@ async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
     // helm-rollback returns to the release without Widget (its CRD is kept), helm-history
     // lists every revision; helm-deploy brings Widget's rules back.
     make(&project, &bin, "helm-rollback", &[]);
-    let rules = kubectl.ok(&[
-        "get",
-        "clusterrole",
-        "k8s-operator-talk-manager-role",
-        "-o",
-        "jsonpath={.rules}",
-    ]);
+    let rules = manager_rules();
     assert!(!rules.contains("\"widgets\""), "{rules}");
     let history = make(&project, &bin, "helm-history", &[]);
     assert!(history.contains("Rollback to 1"), "{history}");
