@@ -317,6 +317,7 @@ fn the_chart_lints_and_renders_what_config_holds() {
     succeed(&article, &["edit", "--plugins", "helm"]);
     let rendered = lints_renders_and_matches_config(&bin, &article);
     assert!(rendered.contains("kind: ClusterRoleBinding"), "{rendered}");
+    crate::helm_values::values_reach_the_manager(&bin, &article);
     assert!(
         !rendered.contains("kind: PodDisruptionBudget"),
         "{rendered}"

@@ -83,10 +83,32 @@ control-plane: controller-manager
 {{- end }}
 
 {{/*
-The manager's ServiceAccount.
+The manager's ServiceAccount: the chart's own, or with serviceAccount.enabled=false the existing
+one serviceAccount.name names (`default` for the namespace's default), as kubebuilder's chart has it.
 */}}
 {{- define "chart.serviceAccountName" -}}
+{{- $s := include "chart.settings" . | fromJson }}
+{{- if index $s "serviceAccount.enabled" }}
 {{- include "chart.resourceName" (dict "suffix" "controller-manager" "context" .) }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.enabled=false (set it to default for the namespace's default ServiceAccount)" (index $s "serviceAccount.name") }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels or annotations a user adds (.extra, a map) without those the chart sets itself (.own,
+the same kind of map): the chart's selectors and names stay its own. Gives YAML, or nothing.
+*/}}
+{{- define "chart.extraMetadata" -}}
+{{- $kept := dict }}
+{{- range $key, $value := .extra }}
+{{- if not (hasKey $.own $key) }}
+{{- $_ := set $kept $key $value }}
+{{- end }}
+{{- end }}
+{{- with $kept }}
+{{- toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -114,6 +136,7 @@ missing from an older values.yaml never breaks them.
 */}}
 {{- define "chart.settings" -}}
 {{- $defaults := dict
+  "manager.enabled" true
   "manager.replicas" 1
   "manager.image.repository" "controller"
   "manager.image.tag" "latest"
@@ -124,6 +147,7 @@ missing from an older values.yaml never breaks them.
   "manager.watchNamespaces" list
   "manager.args" list
   "manager.env" list
+  "manager.envOverrides" dict
   "manager.healthProbe.port" 8081
   "manager.podSecurityContext" (dict "runAsNonRoot" true "seccompProfile" (dict "type" "RuntimeDefault"))
   "manager.securityContext" (dict "allowPrivilegeEscalation" false "readOnlyRootFilesystem" true "runAsNonRoot" true "runAsUser" 65532 "capabilities" (dict "drop" (list "ALL")))
@@ -135,6 +159,18 @@ missing from an older values.yaml never breaks them.
   "manager.priorityClassName" ""
   "manager.podDisruptionBudget.minAvailable" 1
   "manager.imagePullSecrets" list
+  "manager.strategy" dict
+  "manager.topologySpreadConstraints" list
+  "manager.labels" dict
+  "manager.annotations" dict
+  "manager.pod.labels" dict
+  "manager.pod.annotations" dict
+  "manager.extraVolumes" list
+  "manager.extraVolumeMounts" list
+  "serviceAccount.enabled" true
+  "serviceAccount.name" ""
+  "serviceAccount.labels" dict
+  "serviceAccount.annotations" dict
   "rbac.helpers.enabled" true
   "crd.enabled" true
   "crd.keep" true
