@@ -367,6 +367,7 @@ fn the_chart_lints_and_renders_what_config_holds() {
             "{file} not packaged:\n{listing}"
         );
     }
+    crate::helm_values::the_image_follows_the_chart_version(&bin, &article, &package);
 
     let (_m, many) = project_dir();
     many_kinds_project(&many);

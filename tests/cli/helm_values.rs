@@ -167,6 +167,18 @@ fn an_existing_service_account_is_used(bin: &Path, dir: &Path) {
     }
 }
 
+/// Without a tag in values.yaml, the manager's image is the chart's appVersion: 0.1.0 from the
+/// project, the version given to `make helm-package` from the package.
+pub fn the_image_follows_the_chart_version(bin: &Path, dir: &Path, package: &Path) {
+    let image = |chart: &str| {
+        let objects = documents(&helm(bin, dir, &["template", "rel", chart]));
+        let pod = &of_kind(&objects, "Deployment")["spec"]["template"]["spec"];
+        pod["containers"][0]["image"].as_str().unwrap().to_string()
+    };
+    assert_eq!(image("dist/chart"), "controller:0.1.0");
+    assert_eq!(image(package.to_str().unwrap()), "controller:0.2.0");
+}
+
 fn render(bin: &Path, dir: &Path, args: &[&str]) -> Vec<Value> {
     let mut all = vec!["template", "rel", "dist/chart"];
     all.extend_from_slice(args);

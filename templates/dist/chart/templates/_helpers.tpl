@@ -139,7 +139,7 @@ missing from an older values.yaml never breaks them.
   "manager.enabled" true
   "manager.replicas" 1
   "manager.image.repository" "controller"
-  "manager.image.tag" "latest"
+  "manager.image.tag" ""
   "manager.image.pullPolicy" "IfNotPresent"
   "manager.leaderElect" true
   "manager.logFormat" "json"
