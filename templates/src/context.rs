@@ -223,7 +223,42 @@ pub fn retry_key(obj: &impl Resource) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::shortened;
+    use super::*;
+
+    #[tokio::test]
+    async fn a_settling_status_is_held_back_for_the_pace_then_due_and_forgotten() {
+        let pace = Duration::from_secs(60);
+        let settings = Settings {
+            status_pace: pace,
+            ..Settings::default()
+        };
+        let (client, _server) = crate::controller::test_support::mock_client();
+        let ctx = Context::with_settings(client, Arc::default(), settings);
+        let first = ctx.hold_status("uid-1").expect("held back at first sight");
+        assert!(
+            first <= pace && first > pace - Duration::from_secs(5),
+            "{first:?}"
+        );
+        let again = ctx.hold_status("uid-1").expect("still held back");
+        assert!(
+            again <= first,
+            "{again:?} after {first:?}: the deadline moved"
+        );
+        ctx.status_due
+            .lock()
+            .unwrap()
+            .insert("uid-1".into(), Instant::now());
+        assert_eq!(
+            ctx.hold_status("uid-1"),
+            None,
+            "due once the pace has passed"
+        );
+        ctx.forget("uid-1");
+        assert!(
+            ctx.hold_status("uid-1").is_some(),
+            "a new object starts a new pace"
+        );
+    }
 
     #[test]
     fn event_notes_fit_the_api_servers_1_kb_at_a_character_boundary() {

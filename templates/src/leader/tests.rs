@@ -1,6 +1,7 @@
 //! The election against a fake API server that keeps one Lease as kube-apiserver does (an
 //! update must carry the current resourceVersion) and fails or stops answering on demand.
-//! Timings are cut to milliseconds; the rules themselves are tested in `lease`.
+//! Timings are cut to milliseconds, on tokio's paused clock where a test bounds them (a loaded
+//! machine cannot make them late); the rules themselves are tested in `lease`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -110,7 +111,7 @@ fn spec(server: &Shared) -> Value {
     server.lock().unwrap().lease.as_ref().unwrap()["spec"].clone()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_missing_lease_is_created_held_by_us_then_renewed() {
     let server = Shared::default();
     let _leader = acquire(&server).await.unwrap();
@@ -125,7 +126,7 @@ async fn a_missing_lease_is_created_held_by_us_then_renewed() {
     assert_eq!(spec(&server)["holderIdentity"], "me");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_leader_that_cannot_renew_gives_up_at_the_renew_deadline() {
     for mode in [Mode::Failing, Mode::Silent] {
         let server = Shared::default();
@@ -143,7 +144,7 @@ async fn a_leader_that_cannot_renew_gives_up_at_the_renew_deadline() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_leader_that_finds_another_holder_gives_up_at_once() {
     let server = Shared::default();
     let mut leader = acquire(&server).await.unwrap();
@@ -164,7 +165,7 @@ async fn a_release_clears_the_holder_before_it_returns() {
     assert_eq!(spec["leaseTransitions"], 0);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_standby_waits_for_the_holder_and_takes_a_released_lease_at_its_next_try() {
     let server = Shared::default();
     let held =
@@ -206,4 +207,17 @@ async fn a_refusal_that_ends_in_time_is_waited_out() {
     server.lock().unwrap().mode = Mode::Up;
     let leader = timeout(FAST.retry_period * 3, standby).await;
     leader.expect("took the Lease").unwrap().unwrap();
+}
+
+#[test]
+fn the_deployed_role_allows_the_lease_this_manager_takes() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/rbac/leader_election_role.yaml"
+    );
+    let role = std::fs::read_to_string(path).unwrap();
+    assert!(
+        role.contains(&format!("resourceNames: [\"{LEASE}\"]")),
+        "{path} does not allow the Lease {LEASE} (the crate's name and -leader):\n{role}"
+    );
 }

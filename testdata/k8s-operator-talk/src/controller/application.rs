@@ -650,6 +650,43 @@ mod tests {
     }
 
     #[test]
+    fn ready_and_progressing_follow_the_rollout_at_the_generation_judged() {
+        let obj = fixture(true);
+        let (mut d, _) = stored_children(&obj);
+        let conditions = |d: &appsv1::Deployment| -> Vec<(String, String, String, Option<i64>)> {
+            let shown = status(&obj, d).conditions.into_iter();
+            shown
+                .map(|c| (c.type_, c.status, c.reason, c.observed_generation))
+                .collect()
+        };
+        let expect = |type_: &str, status: &str, reason: &str| {
+            (type_.into(), status.into(), reason.into(), Some(1))
+        };
+        let complete = [
+            expect("Ready", "True", "RolloutComplete"),
+            expect("Progressing", "False", "RolloutComplete"),
+        ];
+        assert_eq!(conditions(&d), complete);
+        d.status.as_mut().unwrap().available_replicas = Some(1);
+        let rolling = [
+            expect("Ready", "False", "Progressing"),
+            expect("Progressing", "True", "RollingOut"),
+        ];
+        assert_eq!(conditions(&d), rolling);
+        d.status.as_mut().unwrap().conditions = Some(vec![appsv1::DeploymentCondition {
+            type_: Some("Progressing".into()),
+            status: Some("False".into()),
+            reason: Some("ProgressDeadlineExceeded".into()),
+            ..Default::default()
+        }]);
+        let stuck = [
+            expect("Ready", "False", "ProgressDeadlineExceeded"),
+            expect("Progressing", "False", "ProgressDeadlineExceeded"),
+        ];
+        assert_eq!(conditions(&d), stuck);
+    }
+
+    #[test]
     fn deployment_runs_the_image_with_the_replicas_and_port() {
         let d = deployment(&fixture(true)).unwrap();
         assert_eq!(d.metadata.name.as_deref(), Some("test-deployment"));

@@ -135,4 +135,28 @@ mod tests {
             }
         );
     }
+
+    #[test]
+    fn pods_the_replica_set_cannot_create_fail_the_rollout_until_they_can() {
+        let quota = "pods \"web-7d-x\" is forbidden: exceeded quota: no-pods";
+        let failure = |status: &str| {
+            let mut observed = observed(2, 2, 2, 0);
+            observed.conditions = Some(vec![DeploymentCondition {
+                type_: Some("ReplicaFailure".into()),
+                status: Some(status.into()),
+                reason: Some("FailedCreate".into()),
+                message: Some(quota.into()),
+                ..Default::default()
+            }]);
+            rollout(&deployment(2, observed))
+        };
+        assert_eq!(
+            failure("True"),
+            Rollout::Failed {
+                reason: "FailedCreate".into(),
+                message: quota.into(),
+            }
+        );
+        assert!(matches!(failure("False"), Rollout::Progressing(_)));
+    }
 }

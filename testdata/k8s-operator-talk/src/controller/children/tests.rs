@@ -18,12 +18,27 @@ async fn every_reconcile_waiting_for_the_first_list_goes_on_once_it_is_in() {
         })
         .collect();
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    // Before the list: the cache cannot yet say that a child is missing, so nobody goes on.
+    assert!(waiting.iter().all(|waiter| !waiter.is_finished()));
     writer.apply_watcher_event(&watcher::Event::Init);
     writer.apply_watcher_event(&watcher::Event::InitDone);
     for waiter in waiting {
         let synced = tokio::time::timeout(std::time::Duration::from_secs(1), waiter).await;
         synced.expect("a reconcile still waits").unwrap().unwrap();
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_list_that_never_comes_fails_the_reconcile_instead_of_hanging_it() {
+    let (store, _writer) = compact::store::<ConfigMap>();
+    let children = Children::new(store, "test");
+    let started = tokio::time::Instant::now();
+    let err = children.synced().await.unwrap_err();
+    assert!(
+        matches!(err, Error::CacheNotSynced(ref kind) if kind == "ConfigMap"),
+        "{err}"
+    );
+    assert!(started.elapsed() >= SYNC_TIMEOUT);
 }
 
 #[test]
