@@ -130,14 +130,19 @@ async fn {{ r.kind_snake }}_runs_as_a_deployment_and_a_service() {
     assert!(node_port.is_some_and(|p| (30000..=32767).contains(&p)), "the API server allocates a node port");
     assert_eq!(service.owner_references()[0].uid, app.uid().unwrap());
 
-    // Status is reported, then left alone: no loop on our own writes.
+    // Status is reported, then left alone: no loop on our own writes. A label another writer
+    // adds to a child wakes a reconcile, which writes nothing: labels merge, so it is not drift.
     let settled = eventually("the status", || async {
         let app = apps.get("web").await.unwrap();
         app.status.as_ref().filter(|s| s.observed_generation == app.metadata.generation).map(|_| app.clone())
     })
     .await;
+    let label = json!({"metadata": {"labels": {"team": "a"}}});
+    let labelled = deployments.patch("web-deployment", &PatchParams::default(), &Patch::Merge(&label)).await.unwrap();
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     assert_eq!(apps.get("web").await.unwrap().resource_version(), settled.resource_version(), "status keeps changing");
+    let after = deployments.get("web-deployment").await.unwrap();
+    assert_eq!(after.resource_version(), labelled.resource_version(), "another writer's label taken as drift");
 
     // A spec change reaches both children.
     let patch = json!({"spec": {"image": "nginx:1.27", "replicas": 3, "port": 8080}});

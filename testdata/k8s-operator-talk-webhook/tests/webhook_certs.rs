@@ -27,7 +27,7 @@ use k8s_operator_talk::webhook::{self, serve};
 
 use envtest::Error;
 use envtest::webhook::{
-    NAMESPACE, Served, registered, serve_webhooks, webhook_client, webhook_url,
+    NAMESPACE, Served, port_released, registered, serve_webhooks, webhook_client, webhook_url,
 };
 use envtest::{ControlPlane, eventually, install_crds};
 
@@ -176,8 +176,7 @@ async fn the_trusted_bundle_is_the_served_ones_and_survives_a_restart_and_a_dele
     );
 
     served.stop().await;
-    // The stopped server's listener closes a moment after it returns.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    port_released(port).await;
     let served = start_server(&cp, port, quick()).await;
     ready(&admin).await;
     assert_eq!(

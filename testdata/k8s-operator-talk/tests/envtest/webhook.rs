@@ -20,6 +20,19 @@ pub fn webhook_url() -> (u16, String) {
     (port, format!("https://127.0.0.1:{port}"))
 }
 
+/// Waits until `port` can be bound again, for a server restarted on the same port: the
+/// stopped one's listener may close a moment after `Served::stop` returns.
+pub async fn port_released(port: u16) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpListener::bind(("127.0.0.1", port)).is_err() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "port {port} still taken 30 s after its server stopped"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// A client of the manager's ServiceAccount granted `cluster` and `role` (the webhook
 /// certificates' roles; `role` in its own namespace, `NAMESPACE` when it names none).
 pub async fn webhook_client(
