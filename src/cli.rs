@@ -131,9 +131,9 @@ pub struct CreateApiArgs {
     /// Plural resource name [default: kubebuilder's plural of the kind]
     #[arg(long)]
     pub plural: Option<String>,
-    /// Whether the resource is namespaced
-    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub namespaced: bool,
+    /// Whether the resource is namespaced [default: true, or the kind's recorded scope]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub namespaced: Option<bool>,
     /// Scaffold the API types
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub resource: bool,

@@ -152,13 +152,16 @@ fn resource_from_args(
     }
     validate::version(&args.api.version)?;
     validate::kind(&args.api.kind)?;
-    // A new version of a recorded kind keeps its plural: both versions are one CRD.
+    // A new version of a recorded kind, or the same one rewritten with --force, keeps its
+    // plural and scope: every version is one CRD, which the API server cannot rename or rescope.
     let recorded = project
         .resources
         .iter()
-        .find(|r| r.group == args.api.group && r.kind == args.api.kind)
-        .map(|r| r.plural.clone());
-    let (plural, note) = match (&args.plural, recorded) {
+        .find(|r| r.group == args.api.group && r.kind == args.api.kind);
+    let namespaced = args
+        .namespaced
+        .unwrap_or(recorded.is_none_or(|r| r.namespaced));
+    let (plural, note) = match (&args.plural, recorded.map(|r| r.plural.clone())) {
         (Some(plural), _) => (plural.clone(), None),
         (None, Some(plural)) => (plural, None),
         (None, None) => {
@@ -178,7 +181,7 @@ fn resource_from_args(
         kind: args.api.kind.clone(),
         plural,
         short_name: String::new(),
-        namespaced: args.namespaced,
+        namespaced,
         controller: args.controller,
         deploy_image: args.deploy_image.unwrap_or(args.api.kind == "Application"),
         webhooks: None,
@@ -208,6 +211,14 @@ fn resource_from_args(
                 project_file::FILE_NAME
             );
         }
+        if existing.plural != probe.plural || existing.namespaced != probe.namespaced {
+            bail!(
+                "API {} is recorded with plural {:?} and namespaced {}, which name its CRD: --force rewrites its files, but the API server cannot rename or rescope a CRD\nhelp: drop --plural and --namespaced, or run `opsdk delete api` first and create it anew",
+                api(existing),
+                existing.plural,
+                existing.namespaced
+            );
+        }
         if existing.controller && !args.controller {
             bail!(
                 "API {} has a controller, which --controller=false would leave behind in src/controller and tests\nhelp: drop --controller=false to rewrite the controller too, or run `opsdk delete api` first",
@@ -217,6 +228,10 @@ fn resource_from_args(
     }
     // Versions of one kind share one CRD: names, scope and spec shape must agree.
     let mut resource = probe;
+    if let Some(existing) = siblings.iter().find(|r| r.version == resource.version) {
+        // --force rewrites the files the kind has: its controller stays the kind it was.
+        resource.deploy_image = args.deploy_image.unwrap_or(existing.deploy_image);
+    }
     if let Some(first) = siblings.iter().find(|r| r.version != resource.version) {
         if resource.plural != first.plural || resource.namespaced != first.namespaced {
             bail!(
@@ -292,7 +307,9 @@ fn controller_for(project: &Project, own: &Resource, args: &CreateApiArgs) -> Re
             owner.version
         );
     }
-    if args.plural.as_ref().is_some_and(|p| *p != own.plural) || args.namespaced != own.namespaced {
+    if args.plural.as_ref().is_some_and(|p| *p != own.plural)
+        || args.namespaced.is_some_and(|n| n != own.namespaced)
+    {
         bail!(
             "API {api} exists with plural {:?} and namespaced {}: --resource=false adds its controller only\nhelp: drop --plural and --namespaced",
             own.plural,

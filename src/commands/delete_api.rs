@@ -93,12 +93,15 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
             plan.remove(copy, String::new(), Policy::RemoveOutput, true);
         }
     }
+    let mut kept_copy = None;
     if resource.external {
-        external_files(
+        let last_version = remaining.is_empty();
+        kept_copy = external_files(
             root,
             &resource,
             &resource_ctx,
-            remaining.is_empty(),
+            last_version,
+            args.force,
             &mut plan,
         );
     }
@@ -143,8 +146,10 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     let foreign = resource.external || resource.builtin().is_some();
     let next = if foreign {
         format!(
-            "Controller for {} {} deleted. Next:\n  make manifests && cargo build && cargo test",
-            resource_ctx.api_version, resource.kind
+            "Controller for {} {} deleted. Next:\n  make manifests && cargo build && cargo test{}",
+            resource_ctx.api_version,
+            resource.kind,
+            kept_copy.unwrap_or_default()
         )
     } else if remaining.is_empty() {
         format!(
@@ -155,8 +160,20 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         )
     } else {
         let versions: Vec<&str> = remaining.iter().map(|r| r.version.as_str()).collect();
+        let controller_gone = if resource.controller {
+            let group = match resource.group.as_str() {
+                "" => String::new(),
+                group => format!("--group {group} "),
+            };
+            format!(
+                "\nThe kind's controller and its suite were {}'s and went with it: to reconcile {} again,\n  opsdk create api {group}--version {} --kind {} --resource=false --controller",
+                resource.version, resource.kind, versions[0], resource.kind
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "API {} {} deleted; the kind keeps {}. Next: `make manifests` writes {} again, then\n  cargo build && cargo test",
+            "API {} {} deleted; the kind keeps {}. Next: `make manifests` writes {} again, then\n  cargo build && cargo test{controller_gone}",
             resource_ctx.api_version,
             resource.kind,
             versions.join(", "),
@@ -168,22 +185,32 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
 }
 
 /// Another project's kind: the types kopium made from its CRD (removed while they are what
-/// kopium makes from the copy today) and, with the kind's last version, that copy.
+/// kopium makes from the copy today) and, with the kind's last version and `force`, that copy:
+/// it is the user's (they update it when the other project changes its CRD), and nothing
+/// tells an edited copy from the one opsdk wrote, so without --force it stays: then a line
+/// saying so.
 fn external_files(
     root: &Path,
     resource: &Resource,
     resource_ctx: &ResourceContext,
     last_version: bool,
+    force: bool,
     plan: &mut Plan,
-) {
+) -> Option<String> {
     let copy = root.join(&resource.path);
     let crd = ExternalCrd::read(&copy, &resource.group, &resource.version, &resource.kind).ok();
     let types = PathBuf::from(format!("src/api/external/{}.rs", resource_ctx.api_file));
     let (generated, yaml) = crd.map(|c| (c.types, c.yaml)).unwrap_or_default();
     plan.remove(types, generated, Policy::Remove, false);
-    if last_version {
+    if last_version && force {
         plan.remove(resource.path.clone().into(), yaml, Policy::Remove, true);
     }
+    (last_version && !force && copy.exists()).then(|| {
+        format!(
+            "\nKept {}, your copy of the CRD: delete it yourself, or pass --force.",
+            resource.path
+        )
+    })
 }
 
 /// The index in PROJECT of the API `args` name, or a refusal listing what exists.

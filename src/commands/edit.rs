@@ -101,7 +101,10 @@ fn check_scope(project: &Project) -> Result<()> {
         .iter()
         .map(|r| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind))
         .collect();
-    let deletes: Vec<String> = cluster
+    // In an order `delete api` takes: each kind's storage version after its others.
+    let mut in_order = cluster.clone();
+    in_order.sort_by_key(|r| project.storage_of(r) == Some(*r));
+    let deletes: Vec<String> = in_order
         .iter()
         .map(|r| {
             let group = if r.group.is_empty() {

@@ -100,7 +100,7 @@ pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Resul
         );
     }
     // --namespaced is true unless given: false says the user thinks the type cluster-scoped.
-    if args.deploy_image == Some(true) || args.plural.is_some() || !args.namespaced {
+    if args.deploy_image == Some(true) || args.plural.is_some() || args.namespaced == Some(false) {
         bail!(
             "--deploy-image, --plural and --namespaced apply to the project's own APIs, not to {} (its scope is Kubernetes')\nhelp: drop them, or drop --resource=false",
             builtin.kind

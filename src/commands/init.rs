@@ -46,6 +46,20 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
             project_file::FILE_NAME
         );
     }
+    // A project inside another would be a second Cargo package and Makefile in its tree, which
+    // the outer project's commands and builds would trip over.
+    if let Some(outer) = root
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join(project_file::FILE_NAME).is_file())
+    {
+        bail!(
+            "{} is inside the opsdk project {} (found its {})\nhelp: run `opsdk create api` there to add an API, or init outside it",
+            root.display(),
+            outer.display(),
+            project_file::FILE_NAME
+        );
+    }
     validate::domain(&args.domain)?;
     let repo = args.repo.clone().unwrap_or_default();
     if !repo.is_empty() {

@@ -8,6 +8,7 @@ pub mod delete_api;
 pub mod edit;
 mod foreign_api;
 pub mod init;
+mod rbac_kustomization;
 
 use std::io::Write as _;
 use std::path::Path;
@@ -30,6 +31,7 @@ fn regenerate(root: &Path, ctx: &ProjectContext, project: &Project, plan: &mut P
         plan.remove(path.clone(), String::new(), Policy::RemoveGenerated, true);
     }
     plan.extend(generated);
+    rbac_kustomization::keep_commented_roles(root, plan);
     plan.add(PlannedFile {
         path: project_file::FILE_NAME.into(),
         contents: project.to_yaml()?,

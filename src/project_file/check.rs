@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use anyhow::Result;
 
-use super::Project;
+use super::{Project, Resource};
 use crate::validate;
 
 impl Project {
@@ -44,6 +44,44 @@ impl Project {
                 return Some(format!("resource {api}: {fault}"));
             }
         }
-        None
+        // Once every entry is known to be recorded once.
+        self.resources
+            .iter()
+            .filter(|r| !r.external && r.builtin().is_none())
+            .find_map(|r| {
+                let api = format!("{}/{} {}", r.group, r.version, r.kind);
+                self.kind_fault(r)
+                    .map(|fault| format!("resource {api}: {fault}"))
+            })
+    }
+
+    /// What the versions of `r`'s kind must agree on, `r` against the first of them: they are
+    /// one CRD (one plural and scope), one controller, and a conversion hub's
+    /// spokes are versions the kind has.
+    fn kind_fault(&self, r: &Resource) -> Option<String> {
+        let versions: Vec<&Resource> = self.resources.iter().filter(|o| o.same_kind(r)).collect();
+        let first = versions[0];
+        if (&r.plural, r.namespaced) != (&first.plural, first.namespaced) {
+            return Some(format!(
+                "its plural or namespaced differs from version {}'s, though every version is one CRD",
+                first.version
+            ));
+        }
+        let controllers = versions.iter().filter(|o| o.controller).count();
+        if r.controller && controllers > 1 {
+            return Some(format!(
+                "{controllers} versions of kind {} record a controller; a kind has one",
+                r.kind
+            ));
+        }
+        let spokes = r
+            .webhooks
+            .as_ref()
+            .map(|w| w.spoke.as_slice())
+            .unwrap_or_default();
+        let missing = spokes
+            .iter()
+            .find(|v| *v == &r.version || !versions.iter().any(|o| &o.version == *v));
+        missing.map(|v| format!("spoke {v} is not another version of kind {}", r.kind))
     }
 }

@@ -249,6 +249,20 @@ fn a_project_file_written_by_hand_badly_is_reported() {
             format!("{good}{resources}"),
             "holds what opsdk never writes: resource ship/v1 Frigate is recorded twice",
         ),
+        (
+            format!("{good}{}", resources.replace("version: v1", "version: v2")),
+            "resource ship/v1 Frigate: 2 versions of kind Frigate record a controller",
+        ),
+        (
+            format!(
+                "{good}{}",
+                resources
+                    .replace("version: v1", "version: v2")
+                    .replace("controller: true", "controller: false")
+                    .replace("plural: frigates", "plural: frigs")
+            ),
+            "resource ship/v2 Frigate: its plural or namespaced differs from version v1's",
+        ),
     ] {
         std::fs::write(dir.join("PROJECT"), &edited).unwrap();
         assert_refused(&dir, &mut create_api_cmd(&dir, &widget), said);

@@ -199,11 +199,8 @@ fn deleting_a_foreign_kind_removes_what_create_api_added() {
     create_api(&dir, &[&config_map[..], &["--resource=false"]].concat());
     create_api(&dir, BACKUP);
     let types = dir.join("src/api/external/storage/v1beta1/backup.rs");
-    std::fs::write(
-        &types,
-        read(&dir, "src/api/external/storage/v1beta1/backup.rs") + "// mine\n",
-    )
-    .unwrap();
+    let generated = read(&dir, "src/api/external/storage/v1beta1/backup.rs");
+    std::fs::write(&types, format!("{generated}// mine\n")).unwrap();
     let delete_backup = [&["delete", "api"][..], &BACKUP[..6]].concat();
     let mut refused = opsdk(&dir);
     refused.args(&delete_backup);
@@ -212,6 +209,13 @@ fn deleting_a_foreign_kind_removes_what_create_api_added() {
         &mut refused,
         "src/api/external/storage/v1beta1/backup.rs (kept)",
     );
+    // The CRD copy is the user's (nothing tells it from an edited one): kept without --force.
+    std::fs::write(&types, generated).unwrap();
+    let said = succeed(&dir, &delete_backup);
+    let copy = "config/crd/external/storage.example.com_backups.yaml";
+    assert!(said.contains(&format!("Kept {copy}, your copy")), "{said}");
+    assert!(dir.join(copy).exists() && !types.exists());
+    create_api(&dir, BACKUP);
     succeed(&dir, &[&delete_backup[..], &["--force"]].concat());
     let stdout = succeed(&dir, &[&["delete", "api"][..], &config_map[..]].concat());
     assert!(

@@ -20,6 +20,7 @@ mod image;
 mod init;
 mod kubectl;
 mod leader;
+mod lifecycle;
 mod many_kinds;
 mod namespaced;
 mod namespaced_manager;

@@ -1,0 +1,103 @@
+//! A project over time: `--force` rewrites a kind as PROJECT records it, a later version takes
+//! the kind's scope, `delete api` says what went with a version, a helper role left out stays
+//! out, and no project is made inside another.
+
+use crate::support::*;
+
+const FRIGATE: [&str; 6] = ["--group", "ship", "--version", "v1", "--kind", "Frigate"];
+
+#[test]
+fn force_rewrites_a_kind_as_recorded_and_never_renames_or_rescopes_its_crd() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(&dir, &[&FRIGATE[..], &["--namespaced=false"]].concat());
+    let site = ["--group", "web", "--version", "v1", "--kind", "Site"];
+    create_api(&dir, &[&site[..], &["--deploy-image"]].concat());
+    let before = snapshot(&dir);
+    create_api(&dir, &[&FRIGATE[..], &["--force"]].concat());
+    create_api(&dir, &[&site[..], &["--force"]].concat());
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "--force changed what PROJECT records"
+    );
+
+    for (flag, said) in [
+        ("--namespaced", "namespaced false"),
+        ("--plural=frigs", "plural \"frigates\""),
+    ] {
+        let mut cmd = create_api_cmd(&dir, &[&FRIGATE[..], &[flag, "--force"]].concat());
+        assert_refused(&dir, &mut cmd, said);
+    }
+    // A later version takes the kind's recorded scope without being told.
+    let v2 = ["--group", "ship", "--version", "v2", "--kind", "Frigate"];
+    create_api(&dir, &[&v2[..], &["--controller=false"]].concat());
+    let project = read(&dir, "PROJECT");
+    assert_eq!(project.matches("namespaced: false").count(), 2, "{project}");
+}
+
+#[test]
+fn edit_namespaced_lists_deletes_in_an_order_delete_api_takes() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(&dir, &[&FRIGATE[..], &["--namespaced=false"]].concat());
+    let v2 = ["--group", "ship", "--version", "v2", "--kind", "Frigate"];
+    create_api(&dir, &[&v2[..], &["--controller=false"]].concat());
+    let out = opsdk(&dir).args(["edit", "--namespaced"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let help = stderr.lines().find(|l| l.starts_with("help: ")).unwrap();
+    let commands = &help[help.find('(').unwrap() + 1..help.rfind(')').unwrap()];
+    for command in commands.split("; ") {
+        let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+        succeed(&dir, &args);
+    }
+    succeed(&dir, &["edit", "--namespaced"]);
+}
+
+#[test]
+fn deleting_the_version_with_the_controller_says_how_to_get_it_back() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(
+        &dir,
+        &["--version", "v1", "--kind", "Widget", "--controller=false"],
+    );
+    create_api(&dir, &["--version", "v2", "--kind", "Widget"]);
+    let said = succeed(
+        &dir,
+        &["delete", "api", "--version", "v2", "--kind", "Widget"],
+    );
+    let back = "opsdk create api --version v1 --kind Widget --resource=false --controller";
+    assert!(said.contains(back), "{said}");
+    assert!(!dir.join("src/controller/widget.rs").exists());
+    let args: Vec<&str> = back.split_whitespace().skip(1).collect();
+    succeed(&dir, &args);
+    assert!(dir.join("src/controller/widget.rs").exists());
+}
+
+#[test]
+fn a_helper_role_commented_out_stays_out() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(&dir, &["--version", "v1", "--kind", "Widget"]);
+    let path = dir.join("config/rbac/kustomization.yaml");
+    let text = read(&dir, "config/rbac/kustomization.yaml");
+    let left_out = text.replace("- widget_admin_role.yaml", "#- widget_admin_role.yaml");
+    assert_ne!(left_out, text);
+    std::fs::write(&path, &left_out).unwrap();
+    create_api(&dir, &["--version", "v1", "--kind", "Gadget"]);
+    let text = read(&dir, "config/rbac/kustomization.yaml");
+    assert!(text.contains("\n#- widget_admin_role.yaml\n"), "{text}");
+    assert!(text.contains("\n- widget_editor_role.yaml\n"), "{text}");
+    assert!(text.contains("\n- gadget_admin_role.yaml\n"), "{text}");
+}
+
+#[test]
+fn no_project_is_made_inside_another() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    let inner = dir.join("src");
+    let mut cmd = opsdk(&inner);
+    cmd.args(["init", "--domain", DOMAIN]);
+    assert_refused(&dir, &mut cmd, "is inside the opsdk project");
+}
