@@ -55,6 +55,9 @@ pub struct Plan {
     pub files: Vec<PlannedFile>,
     /// Paths whose template rendered to nothing this time (no file for them in this project).
     pub empty: Vec<PathBuf>,
+    /// Notes for the user, said (on stderr) once the plan is written or shown by --dry-run:
+    /// never before a refusal, whose output is its `error:` and `help:` lines alone.
+    pub notes: Vec<String>,
 }
 
 impl Plan {
@@ -67,6 +70,7 @@ impl Plan {
     pub fn extend(&mut self, other: Plan) {
         other.files.into_iter().for_each(|f| self.add(f));
         self.empty.extend(other.empty);
+        self.notes.extend(other.notes);
     }
 
     /// A removal of `path`; `contents` is what the file holds if nobody changed it.

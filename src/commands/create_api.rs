@@ -44,9 +44,6 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
             }
         );
     }
-    if let Some(note) = note {
-        eprintln!("{note}");
-    }
     match project
         .resources
         .iter_mut()
@@ -65,6 +62,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let ctx = ProjectContext::new(&project);
     let resource_ctx = ResourceContext::new(&project, &resource);
     check_rust_names(&ctx, &resource_ctx)?;
+    let mut notes: Vec<String> = note.into_iter().collect();
     if let Some(hub) = project.hub_of(&resource)
         && hub.version != resource.version
         && !hub
@@ -76,15 +74,16 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
             "" => String::new(),
             g => format!("--group {g} "),
         };
-        eprintln!(
+        notes.push(format!(
             "note: kind {kind} converts through {hub}; make {v} a spoke too, or the API server cannot convert it: opsdk create webhook {group}--version {hub} --kind {kind} --conversion --spoke {v} --force",
             kind = resource.kind,
             hub = hub.version,
             v = resource.version
-        );
+        ));
     }
 
     let mut plan = render(Scope::Resource, &ctx, Some(&resource_ctx))?;
+    plan.notes = notes;
     if adds_controller {
         // The API's types, samples and roles are the user's already.
         plan.files

@@ -105,9 +105,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         default_kustomization::sync(root, &mut plan, true, &ctx.conversions)?,
         default_kustomization::sync_network_policy(root, &mut plan, true)?,
     ];
-    for note in notes.into_iter().flatten() {
-        eprintln!("{note}");
-    }
+    plan.notes.extend(notes.into_iter().flatten());
     let mut files: Vec<String> = Vec::new();
     if admission {
         files.push(format!("src/webhook/{}.rs", resource_ctx.api_file));

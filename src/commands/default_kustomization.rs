@@ -94,6 +94,11 @@ pub fn sync(
             conversions.join(", ")
         )),
     }
+    if !install && let Some(lines) = webhook_cert_lines(&contents) {
+        notes.push(format!(
+            "note: {FILE} still uses the webhooks' cert-manager pieces (lines {lines}): comment them out ([WEBHOOK-WITH-CERTS] and the [WEBHOOK] replacements), or kustomize cannot build it"
+        ));
+    }
     if contents != text {
         plan.add(PlannedFile {
             path: FILE.into(),
@@ -104,6 +109,24 @@ pub fn sync(
         });
     }
     Ok((!notes.is_empty()).then(|| notes.join("\n")))
+}
+
+/// The numbers of the lines in use (not commented) that name what only a project with webhooks
+/// has: the webhook Service, its Certificate and patch, the webhook configurations.
+fn webhook_cert_lines(text: &str) -> Option<String> {
+    const WEBHOOK_ONLY: [&str; 5] = [
+        "webhook-service",
+        "serving-cert",
+        "cert_webhook_manager_patch.yaml",
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ];
+    let numbers: Vec<String> = (text.lines().enumerate())
+        .filter(|(_, line)| !line.trim_start().starts_with('#'))
+        .filter(|(_, line)| WEBHOOK_ONLY.iter().any(|name| line.contains(name)))
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    (!numbers.is_empty()).then(|| numbers.join(", "))
 }
 
 /// `text` with `line` uncommented (`install`) or commented out; `Err` with the line it looked
@@ -193,5 +216,12 @@ mod tests {
             sync_blocks("resources: []\n", &[]).unwrap(),
             "resources: []\n"
         );
+    }
+
+    #[test]
+    fn webhook_pieces_still_in_use_are_found_and_commented_ones_are_not() {
+        let text = "patches:\n- path: cert_webhook_manager_patch.yaml\n#- path: other.yaml\nreplacements:\n- source:\n    name: webhook-service\n#    name: serving-cert\n";
+        assert_eq!(webhook_cert_lines(text).as_deref(), Some("2, 6"));
+        assert_eq!(webhook_cert_lines("resources:\n#- ../webhook\n"), None);
     }
 }

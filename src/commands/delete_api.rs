@@ -136,9 +136,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
             default_kustomization::sync(root, &mut plan, install, conversions)?,
             default_kustomization::sync_network_policy(root, &mut plan, install)?,
         ];
-        for note in notes.into_iter().flatten() {
-            eprintln!("{note}");
-        }
+        plan.notes.extend(notes.into_iter().flatten());
     }
     super::regenerate(root, &new_ctx, &project, &mut plan)?;
     super::refresh_readme(&old, &project, &mut plan)?;

@@ -109,6 +109,9 @@ fn finish(root: &Path, mut plan: Plan, force: Force, dry_run: bool, next: &str) 
         )?;
     }
     writer::apply(root, &actions, dry_run, &mut out)?;
+    for note in &plan.notes {
+        eprintln!("{note}");
+    }
     if dry_run {
         writeln!(out, "dry run: nothing was written")?;
     } else {

@@ -101,3 +101,39 @@ fn no_project_is_made_inside_another() {
     cmd.args(["init", "--domain", DOMAIN]);
     assert_refused(&dir, &mut cmd, "is inside the opsdk project");
 }
+
+#[test]
+fn a_refusal_says_its_error_and_help_alone() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    // A kind whose plural opsdk notes, refused because a file of the user's is in the way.
+    std::fs::create_dir_all(dir.join("src/controller")).unwrap();
+    std::fs::write(dir.join("src/controller/video.rs"), "// mine\n").unwrap();
+    let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "Video"]);
+    assert_refused(&dir, &mut cmd, "src/controller/video.rs");
+}
+
+#[test]
+fn the_last_webhook_gone_names_the_cert_manager_lines_left_in_use() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(&dir, &["--version", "v1", "--kind", "Widget"]);
+    create_webhook(
+        &dir,
+        &["--version", "v1", "--kind", "Widget", "--defaulting"],
+    );
+    let path = dir.join("config/default/kustomization.yaml");
+    let text = read(&dir, "config/default/kustomization.yaml");
+    let patch = "- path: cert_webhook_manager_patch.yaml";
+    let line = 1 + text.lines().position(|l| l == format!("#{patch}")).unwrap();
+    std::fs::write(&path, text.replace(&format!("#{patch}"), patch)).unwrap();
+    let out = opsdk(&dir)
+        .args(["delete", "api", "--version", "v1", "--kind", "Widget"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(
+        stderr.contains(&format!("cert-manager pieces (lines {line})")),
+        "{stderr}"
+    );
+}

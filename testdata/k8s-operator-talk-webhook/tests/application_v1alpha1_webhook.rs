@@ -77,9 +77,9 @@ async fn start() -> Option<(ControlPlane, Client, Served)> {
 }
 
 /// Deletes reach the validating webhook only when its `VALIDATE_DELETE` is on (off by default,
-/// as kubebuilder's `verbs=create;update`); otherwise a Application is deleted even while no
-/// replica of the manager answers, so a manager that is down cannot hold up a namespace's
-/// deletion.
+/// as kubebuilder's `verbs=create;update`); otherwise the webhooks never hold up a delete while
+/// no replica of the manager answers. (A finalizer the controller added still waits for the
+/// manager; no controller runs here.)
 #[tokio::test]
 async fn a_delete_needs_the_webhooks_only_when_validate_delete_is_on() {
     let Some((_cp, admin, served)) = start().await else {
