@@ -26,7 +26,7 @@ use envtest::{ControlPlane, eventually};
 
 /// The namespaces these tests use: a namespace-scoped manager (`controller::NAMESPACED`, set by
 /// `opsdk edit --namespaced`) watches only these, with its Role bound in each.
-const NAMESPACES: &[&str] = &["default", "rollout", "foreign", "quota"];
+const NAMESPACES: &[&str] = &["default", "rollout", "foreign", "quota", "pods"];
 
 /// A control plane with the CRDs installed and the controller running, or `None` when skipped.
 async fn start() -> Option<(ControlPlane, Client)> {
@@ -290,6 +290,35 @@ async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
     assert_eq!(services.get("y-service").await.unwrap().resource_version(), lone.resource_version());
 
     a_refused_child_shows_in_the_status_until_it_is_allowed(&client).await;
+}
+
+/// With kube-controller-manager's Deployment, ReplicaSet and quota controllers, as a cluster
+/// runs them (no scheduler or kubelet here: Pods are made but never run): Pods the ReplicaSet
+/// may not create show as the Deployment's ReplicaFailure, with the API server's message; once
+/// they may, Ready stays False while none of them is available.
+#[tokio::test]
+async fn {{ r.kind_snake }}_status_follows_the_real_deployment_controller() {
+    let Some((mut cp, client)) = start().await else { return };
+    let controllers = ["deployment-controller", "replicaset-controller", "resourcequota-controller"];
+    cp.start_controller_manager(&controllers).expect("starting kube-controller-manager");
+    namespace(&client, "pods").await;
+    let quotas: Api<corev1::ResourceQuota> = Api::namespaced(client.clone(), "pods");
+    let quota: corev1::ResourceQuota =
+        serde_json::from_value(json!({"metadata": {"name": "no-pods"}, "spec": {"hard": {"pods": "0"}}})).unwrap();
+    quotas.create(&PostParams::default(), &quota).await.unwrap();
+    eventually("the quota's usage computed", || async {
+        quotas.get("no-pods").await.unwrap().status.and_then(|s| s.used).filter(|used| used.contains_key("pods"))
+    })
+    .await;
+
+    let apps: Api<{{ r.type_name }}> = Api::namespaced(client.clone(), "pods");
+    apps.create(&PostParams::default(), &sample("p")).await.unwrap();
+    let message = wait_ready(&apps, "p", "False", "FailedCreate").await;
+    assert!(message.contains("exceeded quota: no-pods"), "{message}");
+
+    quotas.delete("no-pods", &DeleteParams::default()).await.unwrap();
+    let message = wait_ready(&apps, "p", "False", "Progressing").await;
+    assert_eq!(message, "0 of 2 updated replicas are available");
 }
 
 /// A failure the API server reports (here a ResourceQuota of zero Services) turns Ready False
