@@ -30,15 +30,15 @@ pub async fn service_account_client(
     rules: &[PolicyRule],
     namespaces: &[&str],
 ) -> Result<Client, Error> {
-    ensure_account(admin).await?;
+    ensure_account(admin, NAMESPACE).await?;
     grant(admin, rules, namespaces).await?;
-    token_client(admin, kubeconfig).await
+    token_client(admin, kubeconfig, NAMESPACE).await
 }
 
 /// Creates the ServiceAccount when missing.
-pub async fn ensure_account(admin: &Client) -> Result<(), Error> {
+pub async fn ensure_account(admin: &Client, namespace: &str) -> Result<(), Error> {
     let params = PatchParams::apply("envtest").force();
-    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), NAMESPACE);
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), namespace);
     let account: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": ACCOUNT}}))?;
     accounts
         .patch(ACCOUNT, &params, &Patch::Apply(&account))
@@ -47,8 +47,12 @@ pub async fn ensure_account(admin: &Client) -> Result<(), Error> {
 }
 
 /// A client holding a token of the ServiceAccount (made by `service_account_client`).
-pub async fn token_client(admin: &Client, kubeconfig: &serde_json::Value) -> Result<Client, Error> {
-    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), NAMESPACE);
+pub async fn token_client(
+    admin: &Client,
+    kubeconfig: &serde_json::Value,
+    namespace: &str,
+) -> Result<Client, Error> {
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), namespace);
     let request: TokenRequest =
         serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))?;
     let token = accounts

@@ -34,7 +34,9 @@ pub async fn port_released(port: u16) {
 }
 
 /// A client of the manager's ServiceAccount granted `cluster` and `role` (the webhook
-/// certificates' roles; `role` in its own namespace, `NAMESPACE` when it names none).
+/// certificates' roles; `role` in its own namespace, `NAMESPACE` when it names none). The
+/// account lives in the role's namespace, as a manager deployed there has its own: a second
+/// manager in another namespace holds its roles only, not the first one's.
 pub async fn webhook_client(
     cp: &ControlPlane,
     cluster: ClusterRole,
@@ -42,10 +44,11 @@ pub async fn webhook_client(
 ) -> Result<Client, Error> {
     let admin = cp.client();
     let params = PatchParams::apply("envtest").force();
-    let subjects =
-        json!([{"kind": "ServiceAccount", "name": rbac::ACCOUNT, "namespace": NAMESPACE}]);
-    let (cluster_name, role_name) = (cluster.name_any(), role.name_any());
     let role_namespace = role.namespace().unwrap_or_else(|| NAMESPACE.into());
+    let subjects =
+        json!([{"kind": "ServiceAccount", "name": rbac::ACCOUNT, "namespace": role_namespace}]);
+    let binding_name = format!("envtest-webhook-certs-{role_namespace}");
+    let (cluster_name, role_name) = (cluster.name_any(), role.name_any());
     Api::<ClusterRole>::all(admin.clone())
         .patch(&cluster_name, &params, &Patch::Apply(&cluster))
         .await?;
@@ -53,25 +56,25 @@ pub async fn webhook_client(
         .patch(&role_name, &params, &Patch::Apply(&role))
         .await?;
     let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": "envtest-webhook-certs"},
+        "metadata": {"name": binding_name},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_name},
         "subjects": subjects,
     }))?;
     Api::<ClusterRoleBinding>::all(admin.clone())
-        .patch("envtest-webhook-certs", &params, &Patch::Apply(&binding))
+        .patch(&binding_name, &params, &Patch::Apply(&binding))
         .await?;
     let binding: RoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": "envtest-webhook-certs"},
+        "metadata": {"name": binding_name},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_name},
         "subjects": subjects,
     }))?;
     Api::<RoleBinding>::namespaced(admin.clone(), &role_namespace)
-        .patch("envtest-webhook-certs", &params, &Patch::Apply(&binding))
+        .patch(&binding_name, &params, &Patch::Apply(&binding))
         .await?;
     let kubeconfig = std::fs::read(cp.kubeconfig())?;
     let kubeconfig = serde_json::from_slice(&kubeconfig)?;
-    rbac::ensure_account(&admin).await?;
-    rbac::token_client(&admin, &kubeconfig).await
+    rbac::ensure_account(&admin, &role_namespace).await?;
+    rbac::token_client(&admin, &kubeconfig, &role_namespace).await
 }
 
 /// A webhook server running in the test, stopped by `stop` (or when dropped).
