@@ -143,6 +143,15 @@ impl Project {
     }
 }
 
+/// Whether `dir` holds an opsdk project: a PROJECT file of opsdk's layout (kubebuilder's
+/// PROJECT, of a Go project beside it in a monorepo, is not one).
+pub fn is_opsdk_project(dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join(FILE_NAME)) else {
+        return false;
+    };
+    serde_yaml::from_str::<serde_yaml::Value>(&text)
+        .is_ok_and(|v| v.get("layout").and_then(|l| l.as_str()) == Some(LAYOUT))
+}
 impl Project {
     /// The version of `resource`'s kind that its conversion webhook converts through (the
     /// hub), if the kind has one.

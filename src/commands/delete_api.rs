@@ -205,7 +205,7 @@ fn external_files(
     }
     (last_version && !force && copy.exists()).then(|| {
         format!(
-            "\nKept {}, your copy of the CRD: delete it yourself, or pass --force.",
+            "\nKept {}, your copy of the CRD: delete it yourself (`delete api --force` removes it too).",
             resource.path
         )
     })

@@ -51,7 +51,7 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
     if let Some(outer) = root
         .ancestors()
         .skip(1)
-        .find(|dir| dir.join(project_file::FILE_NAME).is_file())
+        .find(|dir| project_file::is_opsdk_project(dir))
     {
         bail!(
             "{} is inside the opsdk project {} (found its {})\nhelp: run `opsdk create api` there to add an API, or init outside it",

@@ -59,7 +59,11 @@ impl Project {
     /// one CRD (one plural and scope), one controller, and a conversion hub's
     /// spokes are versions the kind has.
     fn kind_fault(&self, r: &Resource) -> Option<String> {
-        let versions: Vec<&Resource> = self.resources.iter().filter(|o| o.same_kind(r)).collect();
+        // Own kinds only: a controller for another project's or Kubernetes' kind of the same
+        // group and kind is recorded beside them (another full group).
+        let versions: Vec<&Resource> = (self.resources.iter())
+            .filter(|o| o.same_kind(r) && !o.external && o.builtin().is_none())
+            .collect();
         let first = versions[0];
         if (&r.plural, r.namespaced) != (&first.plural, first.namespaced) {
             return Some(format!(

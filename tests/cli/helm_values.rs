@@ -19,12 +19,12 @@ manager:
   topologySpreadConstraints:
   - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}
   pod:
-    labels: {sidecar.istio.io/inject: "false", app.kubernetes.io/name: other}
-    annotations: {prometheus.io/scrape: "true", kubectl.kubernetes.io/default-container: other}
+    labels: {sidecar.istio.io/inject: false, app.kubernetes.io/name: other}
+    annotations: {prometheus.io/scrape: true, kubectl.kubernetes.io/default-container: other}
   env:
   - {name: RUST_LOG, value: info}
   - {name: KEEP, value: kept}
-  envOverrides: {RUST_LOG: debug, RETRIES: 3}
+  envOverrides: {RUST_LOG: debug, RETRIES: 3, ACCOUNT: 111122223333, UNSET: null}
   extraVolumes:
   - {name: scratch, emptyDir: {}}
   extraVolumeMounts:
@@ -77,12 +77,20 @@ pub fn values_reach_the_manager(bin: &Path, dir: &Path) {
         .map(|e| (e["name"].as_str().unwrap().to_string(), e["value"].clone()))
         .collect();
     let names: Vec<&str> = env.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(
-        names,
-        ["POD_NAME", "POD_NAMESPACE", "KEEP", "RETRIES", "RUST_LOG"]
-    );
-    assert_eq!(env[3].1, "3");
-    assert_eq!(env[4].1, "debug");
+    let expected = [
+        "POD_NAME",
+        "POD_NAMESPACE",
+        "KEEP",
+        "ACCOUNT",
+        "RETRIES",
+        "RUST_LOG",
+        "UNSET",
+    ];
+    assert_eq!(names, expected);
+    // Numbers whole (not 1.11122223333e+11), null empty, every value a string.
+    let values: Vec<&Value> = env[2..].iter().map(|(_, v)| v).collect();
+    let strings = ["kept", "111122223333", "3", "debug", ""].map(|v| json!(v));
+    assert_eq!(values, strings.iter().collect::<Vec<_>>());
     assert_eq!(
         container["volumeMounts"],
         json!([{"name": "scratch", "mountPath": "/scratch"}])

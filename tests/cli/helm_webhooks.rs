@@ -96,7 +96,12 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
     let managed = helm(
         &bin,
         &project.dir,
-        &[&set[..], &["certManager.enabled=true"]].concat(),
+        // Extra volumes given as null (a values file with their entries commented out).
+        &[
+            &set[..],
+            &["certManager.enabled=true,manager.extraVolumes=null,manager.extraVolumeMounts=null"],
+        ]
+        .concat(),
     );
     let objects = documents(&managed);
     let named = |kind: &str, name: &str| {

@@ -137,3 +137,30 @@ fn the_last_webhook_gone_names_the_cert_manager_lines_left_in_use() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_controller_for_another_groups_kind_of_the_same_name_keeps_the_project_loadable() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(
+        &dir,
+        &["--group", "storage", "--version", "v1", "--kind", "Backup"],
+    );
+    create_api(&dir, &[crate::foreign_api::BACKUP, &["--force"]].concat());
+    let deployment = ["--group", "apps", "--version", "v1", "--kind", "Deployment"];
+    create_api(&dir, &[&deployment[..], &["--resource=false"]].concat());
+    create_api(&dir, &["--version", "v1", "--kind", "Widget"]);
+}
+
+#[test]
+fn a_project_may_sit_beside_a_kubebuilder_one_in_its_tree() {
+    let (_tmp, dir) = project_dir();
+    std::fs::write(
+        dir.join("PROJECT"),
+        "layout:\n- go.kubebuilder.io/v4\ndomain: example.com\n",
+    )
+    .unwrap();
+    let inner = dir.join("operators/rust");
+    std::fs::create_dir_all(&inner).unwrap();
+    init(&inner);
+}

@@ -130,6 +130,28 @@ impl ControlPlane {
         &self.kubeconfig
     }
 
+    /// `start_controller_manager` when the assets folder holds kube-controller-manager (a
+    /// folder made by setup-envtest holds only etcd, kube-apiserver and kubectl): `false`, with
+    /// a line on stderr, when it does not and ENVTEST_REQUIRED is not 1, so the test can skip.
+    pub fn start_controller_manager_if_present(
+        &mut self,
+        controllers: &[&str],
+    ) -> Result<bool, Error> {
+        let assets = std::env::var_os("KUBEBUILDER_ASSETS").map(PathBuf::from);
+        let present = assets.is_some_and(|a| a.join("kube-controller-manager").is_file());
+        if !present && !std::env::var("ENVTEST_REQUIRED").is_ok_and(|v| v == "1") {
+            let thread = std::thread::current();
+            let test = thread.name().unwrap_or("test");
+            let msg = format!(
+                "envtest: no kube-controller-manager in KUBEBUILDER_ASSETS; skipping {test}\n"
+            );
+            let _ = std::io::stderr().write_all(msg.as_bytes());
+            return Ok(false);
+        }
+        self.start_controller_manager(controllers)?;
+        Ok(true)
+    }
+
     /// Also runs kube-controller-manager (from the same assets folder) with `controllers`,
     /// e.g. `garbage-collector-controller` for cascading deletion. Pods still never run:
     /// there is no scheduler and no kubelet.

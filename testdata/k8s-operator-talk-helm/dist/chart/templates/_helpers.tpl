@@ -96,14 +96,26 @@ one serviceAccount.name names (`default` for the namespace's default), as kubebu
 {{- end }}
 
 {{/*
+A value as text, as an environment variable, label or annotation holds it: a number whole
+(values reach the templates through JSON, so 1000000 arrives as 1e+06), null empty.
+*/}}
+{{- define "chart.string" -}}
+{{- if kindIs "invalid" . }}
+{{- else if and (kindIs "float64" .) (eq . (float64 (int64 .))) }}{{ int64 . }}
+{{- else }}{{ toString . }}
+{{- end }}
+{{- end }}
+
+{{/*
 Labels or annotations a user adds (.extra, a map) without those the chart sets itself (.own,
-the same kind of map): the chart's selectors and names stay its own. Gives YAML, or nothing.
+the same kind of map), each value as text (`inject: false` is a string to the API server):
+the chart's selectors and names stay its own. Gives YAML, or nothing.
 */}}
 {{- define "chart.extraMetadata" -}}
 {{- $kept := dict }}
 {{- range $key, $value := .extra }}
 {{- if not (hasKey $.own $key) }}
-{{- $_ := set $kept $key $value }}
+{{- $_ := set $kept $key (include "chart.string" $value) }}
 {{- end }}
 {{- end }}
 {{- with $kept }}
