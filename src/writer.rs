@@ -230,7 +230,7 @@ pub fn apply(
             Action::Unchanged if !dry_run => {}
             Action::Kept => writeln!(
                 out,
-                "{verb:>16} {} (changed by you: opsdk's new section is not added)",
+                "{verb:>16} {} (changed by you: opsdk leaves its sections as they are)",
                 file.path.display()
             )?,
             _ => writeln!(out, "{verb:>16} {}", file.path.display())?,
