@@ -63,25 +63,33 @@ impl ControlPlane {
             let _ = std::io::stderr().write_all(msg.as_bytes());
             return Ok(None);
         };
-        let dir = tempfile::Builder::new().prefix("envtest-").tempdir()?;
-        match boot(&assets, dir.path()).await {
-            Ok((etcd, (apiserver, apiserver_args), client)) => Ok(Some(Self {
-                webhooks: None,
-                controller_manager: None,
-                apiserver,
-                apiserver_args,
-                etcd,
-                client,
-                kubeconfig: dir.path().join("kubeconfig"),
-                dir,
-            })),
-            // Children were already killed by their guards when `boot` returned.
-            Err(err) => {
-                print_logs(dir.path());
-                keep_if_requested(dir);
-                Err(err)
+        for attempt in 1.. {
+            let dir = tempfile::Builder::new().prefix("envtest-").tempdir()?;
+            match boot(&assets, dir.path()).await {
+                Ok((etcd, (apiserver, apiserver_args), client)) => {
+                    return Ok(Some(Self {
+                        webhooks: None,
+                        controller_manager: None,
+                        apiserver,
+                        apiserver_args,
+                        etcd,
+                        client,
+                        kubeconfig: dir.path().join("kubeconfig"),
+                        dir,
+                    }));
+                }
+                // A port found free was taken before etcd or kube-apiserver bound it (by
+                // another test's process, or as an outgoing connection's source port): the
+                // children are gone already (their guards killed them); boot on fresh ports.
+                Err(err) if attempt < 3 && err.to_string().contains("address already in use") => {}
+                Err(err) => {
+                    print_logs(dir.path());
+                    keep_if_requested(dir);
+                    return Err(err);
+                }
             }
         }
+        unreachable!("the loop returns by its third attempt")
     }
 
     /// Starts a control plane, installs `crds` and spawns `controller` with a client of the
@@ -223,7 +231,7 @@ async fn boot(
     }
 
     // Reserve all ports at once so they differ; they are released just before the
-    // children bind them (a small race, acceptable for tests).
+    // children bind them (a race that `ControlPlane::start` answers by booting again).
     let [etcd_port, peer_port, api_port] = free_ports()?;
     let etcd_url = format!("http://127.0.0.1:{etcd_port}");
     let peer_url = format!("http://127.0.0.1:{peer_port}");
