@@ -247,12 +247,15 @@ async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
             "spec": {"containers": [{"name": "other", "image": "busybox"}]}}}
     }))
     .unwrap();
-    let service: corev1::Service = serde_json::from_value(json!({
-        "metadata": {"name": "x-service"}, "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
-    }))
-    .unwrap();
+    // Someone else's Service, of the name a child of {{ r.kind }} `owner` would have.
+    let foreign_service = |owner: &str| -> corev1::Service {
+        serde_json::from_value(json!({
+            "metadata": {"name": format!("{owner}-service")}, "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
+        }))
+        .unwrap()
+    };
     let deployment = deployments.create(&PostParams::default(), &deployment).await.unwrap();
-    let service = services.create(&PostParams::default(), &service).await.unwrap();
+    let service = services.create(&PostParams::default(), &foreign_service("x")).await.unwrap();
 
     apps.create(&PostParams::default(), &sample("x")).await.unwrap();
     let message = wait_ready(&apps, "x", "False", "ChildConflict").await;
@@ -280,11 +283,7 @@ async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
 
     // A foreign Service alone: the {{ r.kind }} makes its Deployment and names the Service (the
     // manager's role must let it read a Service its create found taken).
-    let lone: corev1::Service = serde_json::from_value(json!({
-        "metadata": {"name": "y-service"}, "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
-    }))
-    .unwrap();
-    let lone = services.create(&PostParams::default(), &lone).await.unwrap();
+    let lone = services.create(&PostParams::default(), &foreign_service("y")).await.unwrap();
     apps.create(&PostParams::default(), &sample("y")).await.unwrap();
     let message = wait_ready(&apps, "y", "False", "ChildConflict").await;
     assert!(message.contains("Service y-service exists"), "{message}");

@@ -402,16 +402,19 @@ async fn application_never_takes_over_what_it_does_not_control() {
             "spec": {"containers": [{"name": "other", "image": "busybox"}]}}}
     }))
     .unwrap();
-    let service: corev1::Service = serde_json::from_value(json!({
-        "metadata": {"name": "x-service"}, "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
-    }))
-    .unwrap();
+    // Someone else's Service, of the name a child of Application `owner` would have.
+    let foreign_service = |owner: &str| -> corev1::Service {
+        serde_json::from_value(json!({
+            "metadata": {"name": format!("{owner}-service")}, "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
+        }))
+        .unwrap()
+    };
     let deployment = deployments
         .create(&PostParams::default(), &deployment)
         .await
         .unwrap();
     let service = services
-        .create(&PostParams::default(), &service)
+        .create(&PostParams::default(), &foreign_service("x"))
         .await
         .unwrap();
 
@@ -467,12 +470,8 @@ async fn application_never_takes_over_what_it_does_not_control() {
 
     // A foreign Service alone: the Application makes its Deployment and names the Service (the
     // manager's role must let it read a Service its create found taken).
-    let lone: corev1::Service = serde_json::from_value(json!({
-        "metadata": {"name": "y-service"}, "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
-    }))
-    .unwrap();
     let lone = services
-        .create(&PostParams::default(), &lone)
+        .create(&PostParams::default(), &foreign_service("y"))
         .await
         .unwrap();
     apps.create(&PostParams::default(), &sample("y"))
