@@ -52,15 +52,10 @@ impl ControlPlane {
     /// Returns `None` (test should return early) when `KUBEBUILDER_ASSETS` is unset.
     pub async fn start() -> Result<Option<Self>, Error> {
         let Some(assets) = std::env::var_os("KUBEBUILDER_ASSETS").map(PathBuf::from) else {
-            if std::env::var("ENVTEST_REQUIRED").is_ok_and(|v| v == "1") {
+            if required() {
                 return Err("KUBEBUILDER_ASSETS is not set but ENVTEST_REQUIRED=1".into());
             }
-            // libtest names each test's thread after the test. Writing to stderr
-            // directly (not eprintln!) bypasses libtest's capture, so skips are visible.
-            let thread = std::thread::current();
-            let test = thread.name().unwrap_or("test");
-            let msg = format!("envtest: KUBEBUILDER_ASSETS not set; skipping {test}\n");
-            let _ = std::io::stderr().write_all(msg.as_bytes());
+            say_skipped("KUBEBUILDER_ASSETS not set");
             return Ok(None);
         };
         for attempt in 1.. {
@@ -147,13 +142,8 @@ impl ControlPlane {
     ) -> Result<bool, Error> {
         let assets = std::env::var_os("KUBEBUILDER_ASSETS").map(PathBuf::from);
         let present = assets.is_some_and(|a| a.join("kube-controller-manager").is_file());
-        if !present && !std::env::var("ENVTEST_REQUIRED").is_ok_and(|v| v == "1") {
-            let thread = std::thread::current();
-            let test = thread.name().unwrap_or("test");
-            let msg = format!(
-                "envtest: no kube-controller-manager in KUBEBUILDER_ASSETS; skipping {test}\n"
-            );
-            let _ = std::io::stderr().write_all(msg.as_bytes());
+        if !present && !required() {
+            say_skipped("no kube-controller-manager in KUBEBUILDER_ASSETS");
             return Ok(false);
         }
         self.start_controller_manager(controllers)?;
@@ -338,6 +328,21 @@ async fn ready(client: &kube::Client) -> Result<(), Error> {
     client.request_text(readyz).await?;
     Api::<Namespace>::all(client.clone()).get("default").await?;
     Ok(())
+}
+
+/// ENVTEST_REQUIRED=1 (CI): a missing control plane is an error, not a skip.
+fn required() -> bool {
+    std::env::var("ENVTEST_REQUIRED").is_ok_and(|v| v == "1")
+}
+
+/// Says on stderr that the running test is skipped, and `why`. libtest names each test's
+/// thread after the test; writing to stderr directly (not eprintln!) bypasses libtest's
+/// capture, so skips are visible.
+fn say_skipped(why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("test");
+    let msg = format!("envtest: {why}; skipping {test}\n");
+    let _ = std::io::stderr().write_all(msg.as_bytes());
 }
 
 fn free_ports<const N: usize>() -> std::io::Result<[u16; N]> {
