@@ -27,6 +27,8 @@ pub struct Versions {
     pub clap: &'static str,
     pub rcgen: &'static str,
     pub rustls: &'static str,
+    /// SHA-256 for the metrics decision cache (the provider rustls already runs on).
+    pub ring: &'static str,
     pub tokio_rustls: &'static str,
     pub tempfile: &'static str,
     pub tower_test: &'static str,
@@ -63,6 +65,7 @@ pub const VERSIONS: Versions = Versions {
     clap: "4.5",
     rcgen: "0.14",
     rustls: "0.23",
+    ring: "0.17",
     tokio_rustls: "0.26",
     tempfile: "3",
     tower_test: "0.4",

@@ -114,6 +114,10 @@ impl Default for Metrics {
     }
 }
 
+/// The results `controller_runtime_reconcile_total` counts, as controller-runtime names them
+/// (`requeue` is never recorded here: a requeue always has a delay).
+const RESULTS: [&str; 4] = ["error", "requeue", "requeue_after", "success"];
+
 fn controller_labels(controller: &str) -> ControllerLabels {
     ControllerLabels {
         controller: controller.to_string(),
@@ -122,10 +126,23 @@ fn controller_labels(controller: &str) -> ControllerLabels {
 
 impl Metrics {
     /// Records that `controller` runs, reconciling at most `max_concurrent` objects at once.
+    /// Its counters start at 0, as controller-runtime's do: a series that appeared only with
+    /// the first error after a restart or a change of leader would show no increase to
+    /// `rate()` and `increase()` alerts.
     pub fn controller_started(&self, controller: &str, max_concurrent: u16) {
+        let labels = controller_labels(controller);
         self.max_concurrent
-            .get_or_create(&controller_labels(controller))
+            .get_or_create(&labels)
             .set(max_concurrent.into());
+        self.active.get_or_create(&labels).inc_by(0);
+        self.errors.get_or_create(&labels).inc_by(0);
+        for result in RESULTS {
+            let labels = ResultLabels {
+                controller: controller.to_string(),
+                result: result.into(),
+            };
+            self.total.get_or_create(&labels).inc_by(0);
+        }
     }
 
     /// Counts `controller`'s objects by `Ready` status with `count` at each scrape (it reads
@@ -219,6 +236,20 @@ mod tests {
         let metrics = Metrics::default();
         let sync = Duration::from_secs(300);
         metrics.controller_started("widget", 16);
+        let started = metrics.encode().unwrap();
+        for line in [
+            r#"controller_runtime_reconcile_total{controller="widget",result="error"} 0"#,
+            r#"controller_runtime_reconcile_total{controller="widget",result="requeue"} 0"#,
+            r#"controller_runtime_reconcile_total{controller="widget",result="requeue_after"} 0"#,
+            r#"controller_runtime_reconcile_total{controller="widget",result="success"} 0"#,
+            r#"controller_runtime_reconcile_errors_total{controller="widget"} 0"#,
+            r#"controller_runtime_active_workers{controller="widget"} 0"#,
+        ] {
+            assert!(
+                started.contains(line),
+                "missing {line} at start in\n{started}"
+            );
+        }
         metrics.count_ready("widget", || {
             ReadyCounts::of([Some("True"), Some("True"), Some("False"), None])
         });

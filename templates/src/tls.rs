@@ -93,7 +93,11 @@ fn certified(
     key: PrivateKeyDer<'static>,
 ) -> Result<CertifiedKey, rustls::Error> {
     let signer = rustls::crypto::ring::sign::any_supported_type(&key)?;
-    Ok(CertifiedKey::new(chain, signer))
+    let certified = CertifiedKey::new(chain, signer);
+    // A key of another certificate (a wrong file, or one read between the writes of a
+    // renewal) would fail every handshake: refused here, the served certificate stays.
+    certified.keys_match()?;
+    Ok(certified)
 }
 
 /// The certificate the server presents; swapped in place when its files change.
@@ -345,6 +349,15 @@ mod tests {
         std::fs::write(dir.path().join("tls.key"), "not a key").unwrap();
         let err = cert.reload().unwrap_err().to_string();
         assert!(err.contains("tls.key"), "{err}");
+        assert_eq!(presented(&cert), second);
+        // So does the key of another certificate (read between the writes of a renewal).
+        let other = rcgen::generate_simple_self_signed(["c.example".to_string()]).unwrap();
+        let other_key = other.signing_key.serialize_pem();
+        std::fs::write(dir.path().join("tls.key"), other_key).unwrap();
+        assert!(
+            cert.reload().is_err(),
+            "a certificate served with another's key"
+        );
         assert_eq!(presented(&cert), second);
     }
 

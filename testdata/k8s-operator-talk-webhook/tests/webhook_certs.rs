@@ -526,6 +526,34 @@ async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installe
         ),
         "the webhooks still call the deployed Service: {calls:?}"
     );
+    // So do the CRDs that convert through the manager, with its bundle.
+    for conversion in webhook::conversions() {
+        let crd = Api::<CustomResourceDefinition>::all(admin.clone())
+            .get(conversion.crd)
+            .await
+            .unwrap();
+        let config = crd
+            .spec
+            .conversion
+            .and_then(|c| c.webhook?.client_config)
+            .expect("the CRD converts through a webhook");
+        let service = config
+            .service
+            .as_ref()
+            .map(|s| (s.namespace.as_str(), s.name.as_str()));
+        assert_eq!(
+            service,
+            Some((NAMESPACE, configs::deployed(configs::SERVICE).as_str())),
+            "{} still calls the deployed Service",
+            conversion.crd
+        );
+        assert_eq!(
+            config.ca_bundle.map(|b| b.0),
+            Some(bundle.clone()),
+            "{} still trusts the deployed manager",
+            conversion.crd
+        );
+    }
 }
 
 /// A CA and a serving certificate for 127.0.0.1 signed by it, as cert-manager would issue

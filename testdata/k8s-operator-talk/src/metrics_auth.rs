@@ -8,7 +8,8 @@
 //! every 15 s costs the API server two requests a minute at most. Reviews go out a few at a
 //! time, each request waiting its turn: see `REVIEWS_AT_ONCE`.
 
-use std::collections::HashMap;
+mod cache;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,12 +23,16 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 use tokio::sync::Semaphore;
 
+use cache::{Cache, Key};
+
 /// How long an allowed token is trusted without asking the API server again.
 pub const ALLOWED_TTL: Duration = Duration::from_secs(60);
 /// How long a refused token is refused without asking again.
 pub const DENIED_TTL: Duration = Duration::from_secs(10);
-/// Tokens remembered at most; beyond that the cache starts afresh.
-pub const CACHE_ENTRIES: usize = 1024;
+/// The longest token reviewed. ServiceAccount tokens are 1-2 KB and OIDC tokens a few KB;
+/// a longer one is refused at once, so that made-up tokens as long as a header can be (hyper
+/// reads about 400 KB of them) are not sent to the API server.
+pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// Requests reviewed at once. A token not in the cache costs two reviews, so made-up tokens
 /// sent by the thousand would make the manager flood the API server, where API Priority and
 /// Fairness queues all of the manager's requests as one flow: its controllers would wait
@@ -57,35 +62,6 @@ impl Decision {
     }
 }
 
-/// Recent decisions, keyed by verb, path and token.
-#[derive(Debug, Default)]
-struct Cache {
-    entries: HashMap<String, (Decision, Instant)>,
-}
-
-impl Cache {
-    fn get(&self, key: &str, now: Instant) -> Option<Decision> {
-        let (decision, expires) = self.entries.get(key)?;
-        (now < *expires).then_some(*decision)
-    }
-
-    fn insert(&mut self, key: String, decision: Decision, now: Instant) {
-        if self.entries.len() >= CACHE_ENTRIES {
-            self.entries.retain(|_, (_, expires)| now < *expires);
-        }
-        // Full of live entries: made-up tokens, most likely, which must not push out the
-        // decisions that let Prometheus in, so refusals go first.
-        if self.entries.len() >= CACHE_ENTRIES {
-            self.entries
-                .retain(|_, (decision, _)| *decision == Decision::Allowed);
-        }
-        if self.entries.len() >= CACHE_ENTRIES {
-            self.entries.clear();
-        }
-        self.entries.insert(key, (decision, now + decision.ttl()));
-    }
-}
-
 /// Reviews scrapes with the API server; cheap to clone (the cache is shared).
 #[derive(Clone)]
 pub struct Authorizer {
@@ -105,7 +81,7 @@ impl Authorizer {
 
     /// Whether `token` may `verb` the non-resource URL `path`.
     pub async fn decide(&self, token: &str, verb: &str, path: &str) -> kube::Result<Decision> {
-        let key = format!("{verb} {path} {token}");
+        let key = Key::of(verb, path, token);
         if let Some(decision) = self.cached(&key) {
             return Ok(decision);
         }
@@ -123,7 +99,7 @@ impl Authorizer {
             self.cache
                 .lock()
                 .unwrap()
-                .insert(key.clone(), decision, Instant::now());
+                .insert(key, decision, Instant::now());
             Ok(decision)
         };
         tokio::time::timeout(REVIEW_TIMEOUT, reviewed)
@@ -131,7 +107,7 @@ impl Authorizer {
             .unwrap_or_else(|elapsed| Err(kube::Error::Service(elapsed.into())))
     }
 
-    fn cached(&self, key: &str) -> Option<Decision> {
+    fn cached(&self, key: &Key) -> Option<Decision> {
         self.cache.lock().unwrap().get(key, Instant::now())
     }
 
@@ -176,12 +152,13 @@ impl Authorizer {
     }
 }
 
-/// The token of an `Authorization: Bearer <token>` header.
+/// The token of an `Authorization: Bearer <token>` header, when it is not too long to be one.
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+    let plausible = !token.is_empty() && token.len() <= MAX_TOKEN_BYTES;
+    (scheme.eq_ignore_ascii_case("bearer") && plausible).then_some(token)
 }
 
 /// axum middleware: passes on only requests whose token may read the path.
@@ -353,34 +330,6 @@ mod tests {
     }
 
     #[test]
-    fn denials_expire_sooner_and_the_cache_stays_bounded() {
-        let now = Instant::now();
-        let mut cache = Cache::default();
-        cache.insert("yes".into(), Decision::Allowed, now);
-        cache.insert("no".into(), Decision::Forbidden, now);
-        let later = now + DENIED_TTL;
-        assert_eq!(cache.get("yes", later), Some(Decision::Allowed));
-        assert_eq!(cache.get("no", later), None);
-        assert_eq!(cache.get("yes", now + ALLOWED_TTL), None);
-
-        for i in 0..CACHE_ENTRIES * 2 {
-            cache.insert(i.to_string(), Decision::Allowed, now);
-            assert!(cache.entries.len() <= CACHE_ENTRIES);
-        }
-    }
-
-    #[test]
-    fn made_up_tokens_do_not_push_out_an_allowed_one() {
-        let now = Instant::now();
-        let mut cache = Cache::default();
-        cache.insert("prometheus".into(), Decision::Allowed, now);
-        for i in 0..CACHE_ENTRIES * 2 {
-            cache.insert(format!("made-up-{i}"), Decision::Unauthenticated, now);
-        }
-        assert_eq!(cache.get("prometheus", now), Some(Decision::Allowed));
-    }
-
-    #[test]
     fn reads_bearer_tokens_only() {
         let headers = |value: &str| {
             let mut map = HeaderMap::new();
@@ -392,5 +341,12 @@ mod tests {
         assert_eq!(bearer(&headers("Basic abc")), None);
         assert_eq!(bearer(&headers("Bearer ")), None);
         assert_eq!(bearer(&HeaderMap::new()), None);
+        let longest = "t".repeat(MAX_TOKEN_BYTES);
+        let bearer_of = |token: &str| format!("Bearer {token}");
+        assert_eq!(
+            bearer(&headers(&bearer_of(&longest))),
+            Some(longest.as_str())
+        );
+        assert_eq!(bearer(&headers(&bearer_of(&format!("{longest}t")))), None);
     }
 }

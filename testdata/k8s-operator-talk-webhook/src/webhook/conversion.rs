@@ -130,11 +130,14 @@ pub fn review(conversions: &[Conversion], body: &[u8]) -> Vec<u8> {
         .and_then(|r| ConversionRequest::from_review(r).map_err(|e| e.to_string()))
     {
         Ok(request) => {
-            let converted = request
-                .objects
-                .iter()
-                .map(|o| convert_one(conversions, o, &request.desired_api_version))
-                .collect::<Result<Vec<_>, Error>>();
+            let converted = match request.desired_api_version.as_str() {
+                "" => Err(Error("the review names no desiredAPIVersion".into())),
+                desired => request
+                    .objects
+                    .iter()
+                    .map(|o| convert_one(conversions, o, desired))
+                    .collect::<Result<Vec<_>, Error>>(),
+            };
             let response = ConversionResponse::for_request(request);
             match converted {
                 Ok(objects) => response.success(objects),
@@ -197,7 +200,8 @@ pub fn crd_conversion(target: &Target, bundle: Option<&str>) -> CustomResourceCo
                 name: name.clone(),
                 namespace: namespace.clone(),
                 path: Some(PATH.into()),
-                port: None,
+                // The API server's default, written out so that a stored CRD compares equal.
+                port: Some(443),
             }),
             None,
         ),
@@ -229,7 +233,10 @@ pub fn with_webhook(mut crd: CustomResourceDefinition) -> CustomResourceDefiniti
 
 /// Makes the CRDs of `conversions` call `target` and trust `bundle`, patching each one's
 /// `spec.conversion` (on its resourceVersion) only when that changes it. Returns whether all
-/// of them do now; a CRD not installed yet is a warning.
+/// of them do now; a CRD not installed yet is a warning. A CRD that calls another manager
+/// (`deployed_elsewhere`) is left alone with a warning: a CRD is cluster-wide, so writing our
+/// target there would break every read of its other versions for that manager's users. It
+/// needs nothing of ours, so it counts as done.
 pub async fn write_bundle(
     client: &Client,
     conversions: &[Conversion],
@@ -248,6 +255,10 @@ pub async fn write_bundle(
             all = false;
             continue;
         };
+        if let Some(calls) = deployed_elsewhere(crd.spec.conversion.as_ref(), target) {
+            tracing::warn!(crd = conversion.crd, %calls, "the CRD converts through another manager: left alone");
+            continue;
+        }
         if crd.spec.conversion.as_ref() != Some(&wanted) {
             let version = crd.resource_version().unwrap_or_default();
             let patch = serde_json::to_value(&wanted)
@@ -262,6 +273,26 @@ pub async fn write_bundle(
         }
     }
     Ok(all)
+}
+
+/// The Service of another manager that `conversion` (a CRD's) calls, if it calls one. Not
+/// another's: no webhook yet; the Service config/crd names before kustomize gives it a prefix
+/// and a namespace (`make install`, which nothing serves); the manager's own Service; a URL,
+/// which only `make run --webhook-url` writes. So a manager run locally next to a deployment
+/// leaves the CRD to it, and a deployed one takes it back from a local session.
+fn deployed_elsewhere(
+    conversion: Option<&CustomResourceConversion>,
+    target: &Target,
+) -> Option<String> {
+    let webhook = conversion
+        .filter(|c| c.strategy == "Webhook")?
+        .webhook
+        .as_ref()?;
+    let service = webhook.client_config.as_ref()?.service.as_ref()?;
+    let (name, namespace) = (&service.name, &service.namespace);
+    let installed = name == SERVICE && namespace == "system";
+    let ours = matches!(target, Target::Service { name: n, namespace: ns } if n == name && ns == namespace);
+    (!installed && !ours).then(|| format!("Service {namespace}/{name}"))
 }
 
 #[cfg(test)]
@@ -296,6 +327,59 @@ mod tests {
     fn answer(conversion: Conversion, objects: Value) -> Value {
         let body = review(&[conversion], &request(objects));
         serde_json::from_slice::<Value>(&body).unwrap()["response"].clone()
+    }
+
+    #[test]
+    fn a_review_without_a_desired_version_fails() {
+        let body = serde_json::to_vec(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "42", "desiredAPIVersion": "", "objects": [{"kind": "Thing"}]},
+        }))
+        .unwrap();
+        let answer: Value =
+            serde_json::from_slice(&review(&[kind(|o, _| Ok(o.clone()))], &body)).unwrap();
+        assert_eq!(
+            answer["response"]["result"]["status"], "Failure",
+            "{answer}"
+        );
+        assert!(
+            answer["response"]
+                .get("convertedObjects")
+                .is_none_or(|o| o.as_array().is_some_and(|a| a.is_empty())),
+            "{answer}"
+        );
+    }
+
+    #[test]
+    fn a_crd_calling_another_managers_service_is_left_alone() {
+        use super::{Target, crd_conversion, deployed_elsewhere};
+        let service = |name: &str, namespace: &str| Target::Service {
+            name: name.into(),
+            namespace: namespace.into(),
+        };
+        let ours = service("p-webhook-service", "p-system");
+        let local = Target::Url("https://127.0.0.1:9443".into());
+        let calling = |target: &Target| Some(crd_conversion(target, Some("ca")));
+        // Nothing yet, what `make install` wrote, our own Service, a local session's URL.
+        for free in [
+            None,
+            calling(&service(super::SERVICE, "system")),
+            calling(&ours),
+            calling(&local),
+        ] {
+            assert_eq!(deployed_elsewhere(free.as_ref(), &ours), None, "{free:?}");
+        }
+        let other = calling(&service("p-webhook-service", "other-system"));
+        assert_eq!(
+            deployed_elsewhere(other.as_ref(), &ours).as_deref(),
+            Some("Service other-system/p-webhook-service")
+        );
+        // A local session leaves a deployed manager's CRD alone.
+        assert!(deployed_elsewhere(calling(&ours).as_ref(), &local).is_some());
+        assert_eq!(
+            deployed_elsewhere(calling(&service(super::SERVICE, "system")).as_ref(), &local),
+            None
+        );
     }
 
     #[test]

@@ -194,13 +194,19 @@ mod tests {
 
     /// The status code of a POST of `size` bytes to `path` at `addr`.
     async fn post_to(addr: SocketAddr, path: &str, size: usize) -> String {
+        post_body(addr, path, &vec![b'x'; size]).await
+    }
+
+    /// The status code of a POST of `body` to `path` at `addr`.
+    async fn post_body(addr: SocketAddr, path: &str, body: &[u8]) -> String {
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let size = body.len();
         let head = format!(
             "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
         );
         stream.write_all(head.as_bytes()).await.unwrap();
         // The server may answer (413) before the body is all sent, and close.
-        let _ = stream.write_all(&vec![b'x'; size]).await;
+        let _ = stream.write_all(body).await;
         let mut answer = String::new();
         let _ = stream.read_to_string(&mut answer).await;
         answer.split(' ').nth(1).unwrap_or_default().to_string()
@@ -226,8 +232,37 @@ mod tests {
     const TEST_INTAKE: Intake = Intake {
         in_hand: 64 * 1024,
         small: 1024,
+        decoding: 64 * 1024,
+        light: 1024,
         deadline: Duration::from_secs(5),
     };
+
+    /// `count` empty objects in a list: a few bytes each, and what decoding them costs most.
+    fn empty_objects(count: usize) -> Vec<u8> {
+        ["[", &"{},".repeat(count - 1), "{}]"].concat().into_bytes()
+    }
+
+    #[tokio::test]
+    async fn heavy_reviews_beyond_the_weight_in_hand_wait_and_one_too_heavy_is_refused() {
+        // 300 bytes each, light to read, but about 38 KB each to decode: not both in 64 KB.
+        let heavy = empty_objects(100);
+        assert!(intake::weight(&heavy) > TEST_INTAKE.decoding / 2);
+        let addr = serving(timed_router(TEST_INTAKE)).await;
+        let started = std::time::Instant::now();
+        let (first, second) = tokio::join!(
+            post_body(addr, "/slow", &heavy),
+            post_body(addr, "/slow", &heavy)
+        );
+        assert_eq!((first.as_str(), second.as_str()), ("200", "200"));
+        assert!(
+            started.elapsed() >= Duration::from_millis(600),
+            "both were decoded at once"
+        );
+        // 3 KB that would weigh about 200 KB: refused at once; as many plain bytes are not.
+        let too_heavy = empty_objects(1000);
+        assert_eq!(post_body(addr, "/fast", &too_heavy).await, "413");
+        assert_eq!(post_to(addr, "/fast", too_heavy.len()).await, "200");
+    }
 
     #[tokio::test]
     async fn large_reviews_beyond_the_bytes_in_hand_wait_for_those_in_hand() {
