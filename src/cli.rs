@@ -137,9 +137,10 @@ pub struct CreateApiArgs {
     /// Scaffold the API types
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub resource: bool,
-    /// Scaffold the controller
-    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub controller: bool,
+    /// Scaffold the controller [default: true, or what the kind's version records with --force;
+    /// with --external-api-crd --force, false refreshes the types and keeps the controller]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub controller: Option<bool>,
     /// Give the kind an image/replicas/port spec and a controller that runs it as a Deployment
     /// and a Service (kubebuilder's deploy-image plugin) [default: true for kind Application]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]

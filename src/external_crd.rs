@@ -93,7 +93,8 @@ impl ExternalCrd {
         let types = format!(
             "//! {kind} ({}/{version}) as another project defines it: types made by kopium {} from\n\
              //! {path}. Yours to adjust; after that CRD changes, make them again with\n\
-             //! `opsdk create api ... --external-api-crd <crd> --force`.\n{}\n",
+             //! `opsdk create api ... --external-api-crd <crd> --controller=false --force`\n\
+             //! (the controller and its test are kept).\n{}\n",
             spec.group,
             KOPIUM_VERSION,
             body.join("\n")

@@ -138,12 +138,14 @@ pub fn is_keyword(ident: &str) -> bool {
     RUST_KEYWORDS.contains(&ident)
 }
 
-/// A Rust module name for `snake`, never a keyword (`type` -> `type_`).
+/// A Rust module name for `snake`, never a keyword (`type` -> `type_`), with the dashes a
+/// group may have as underscores (`cert-manager` -> `cert_manager`).
 pub fn module_ident(snake: &str) -> String {
-    if is_keyword(snake) {
-        format!("{snake}_")
+    let ident = snake.replace('-', "_");
+    if is_keyword(&ident) {
+        format!("{ident}_")
     } else {
-        snake.to_string()
+        ident
     }
 }
 
@@ -166,6 +168,7 @@ mod tests {
         assert_eq!(module_ident("type"), "type_");
         assert_eq!(module_ident("self"), "self_");
         assert_eq!(module_ident("application"), "application");
+        assert_eq!(module_ident("cert-manager"), "cert_manager");
     }
 
     #[test]

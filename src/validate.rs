@@ -1,8 +1,10 @@
 //! Input validation, as Kubernetes and Cargo would judge each name. Every check returns an
 //! error whose first line names the input and whose `help:` line names the fix.
 
+use crate::naming::module_ident;
 use crate::{lockfile, render};
 use anyhow::{Result, bail};
+use heck::ToSnakeCase;
 
 /// An invalid input: `error: <what>` then `help: <fix>` when printed by `main`.
 fn invalid<T>(what: String, help: &str) -> Result<T> {
@@ -45,6 +47,50 @@ pub const GENERATED_MODULES: &[&str] = &[
     "serve",
 ];
 
+/// The crates the generated code uses by name (`use kube::...`, `std::sync::Arc`): a group's
+/// or a kind's module of the same name would hide the crate from the code next to it.
+pub const CRATE_MODULES: &[&str] = &[
+    "alloc",
+    "axum",
+    "clap",
+    "core",
+    "futures",
+    "http",
+    "json_patch",
+    "k8s_openapi",
+    "kube",
+    "prometheus_client",
+    "rcgen",
+    "ring",
+    "rustls",
+    "schemars",
+    "serde",
+    "serde_json",
+    "serde_saphyr",
+    "std",
+    "tempfile",
+    "thiserror",
+    "time",
+    "tokio",
+    "tokio_rustls",
+    "tower_test",
+    "tracing",
+    "tracing_subscriber",
+];
+
+/// Refuses `module` (named by `flag`) when it is one of `CRATE_MODULES`.
+fn hides_no_crate(module: &str, flag: &str, what: &str) -> Result<()> {
+    if CRATE_MODULES.contains(&module) {
+        return invalid(
+            format!(
+                "invalid {flag}: its module `{module}` would hide the `{module}` crate the generated code uses"
+            ),
+            &format!("choose another {what}"),
+        );
+    }
+    Ok(())
+}
+
 /// `--domain`: a DNS-1123 subdomain with at least one dot (`minetto.dev`).
 pub fn domain(domain: &str) -> Result<()> {
     if !is_dns_subdomain(domain) || !domain.contains('.') {
@@ -67,14 +113,16 @@ pub fn group(group: &str) -> Result<()> {
         );
     }
     // A group is a module in src/api, src/controller and src/webhook, next to opsdk's own.
-    if GENERATED_MODULES.contains(&group) {
+    let module = module_ident(group);
+    if GENERATED_MODULES.contains(&module.as_str()) {
         return invalid(
             format!(
-                "invalid --group {group:?}: the generated code already has a `{group}` module (in src/api, src/controller or src/webhook)"
+                "invalid --group {group:?}: the generated code already has a `{module}` module (in src/api, src/controller or src/webhook)"
             ),
             "choose another group name",
         );
     }
+    hides_no_crate(&module, &format!("--group {group:?}"), "group name")?;
     if version(group).is_ok() {
         return invalid(
             format!("invalid --group {group:?}: it looks like an API version"),
@@ -123,6 +171,11 @@ pub fn kind(kind: &str) -> Result<()> {
             "choose a shorter kind name",
         );
     }
+    hides_no_crate(
+        &module_ident(&kind.to_snake_case()),
+        &format!("--kind {kind:?}"),
+        "--kind",
+    )?;
     if kind.ends_with("List") {
         return invalid(
             format!("invalid --kind {kind:?}: Kubernetes reserves the List suffix for collections"),
@@ -154,9 +207,21 @@ pub fn plural(plural: &str) -> Result<()> {
     Ok(())
 }
 
+/// The longest project name whose objects `make deploy` can create: the longest name it makes
+/// from it, `<name>-controller-manager-metrics-service`, must be a 63-character DNS label.
+pub const MAX_PROJECT_NAME: usize = 63 - "-controller-manager-metrics-service".len();
+
 /// The project name: a crate name Cargo accepts that is also a DNS-1123 label (it names the
 /// manager's Deployment, namespace and image).
 pub fn project_name(name: &str, source: &str) -> Result<()> {
+    if name.len() > MAX_PROJECT_NAME {
+        return invalid(
+            format!(
+                "invalid project name {name:?} (from {source}): longer than {MAX_PROJECT_NAME} characters, so `make deploy` would name its metrics Service {name}-controller-manager-metrics-service, past the 63 characters a Service name may have"
+            ),
+            "pass a shorter --project-name, e.g. --project-name my-operator",
+        );
+    }
     let valid = is_dns_label(name) && name.starts_with(|c: char| c.is_ascii_lowercase());
     if !valid {
         return invalid(

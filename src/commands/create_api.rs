@@ -84,8 +84,10 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
 
     let mut plan = render(Scope::Resource, &ctx, Some(&resource_ctx))?;
     plan.notes = notes;
-    if adds_controller {
-        // The API's types, samples and roles are the user's already.
+    // Refreshing another project's types leaves its controller and test as they are.
+    let types_only = external.is_some() && args.controller == Some(false);
+    if adds_controller || types_only {
+        // The API's types, samples and roles (or the controller) are the user's already.
         plan.files
             .retain(|f| f.policy != Policy::Create || !root.join(&f.path).exists());
     }
@@ -115,6 +117,10 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let controller = format!("src/controller/{}.rs", resource_ctx.controller_file);
     let foreign = resource.builtin().is_some() || resource.external;
     let (what, edit) = match (foreign || adds_controller, resource.controller) {
+        _ if types_only => (
+            "Types of",
+            format!("src/api/external/{}.rs", resource_ctx.api_file),
+        ),
         (true, _) => ("Controller for", controller),
         (false, false) => ("API", format!("src/api/{}.rs", resource_ctx.api_file)),
         (false, true) => (
@@ -170,6 +176,13 @@ fn resource_from_args(
         }
     };
     validate::plural(&plural)?;
+    // --force rewrites a version's files as PROJECT records it: with or without its controller.
+    let controller = args.controller.unwrap_or_else(|| {
+        let same = |r: &&Resource| r.group == args.api.group && r.kind == args.api.kind;
+        let version = |r: &&Resource| r.version == args.api.version;
+        let recorded = project.resources.iter().filter(same).find(version);
+        recorded.is_none_or(|r| r.controller)
+    });
 
     let probe = Resource {
         domain: String::new(),
@@ -181,7 +194,7 @@ fn resource_from_args(
         plural,
         short_name: String::new(),
         namespaced,
-        controller: args.controller,
+        controller,
         deploy_image: args.deploy_image.unwrap_or(args.api.kind == "Application"),
         webhooks: None,
     };
@@ -218,7 +231,7 @@ fn resource_from_args(
                 existing.namespaced
             );
         }
-        if existing.controller && !args.controller {
+        if existing.controller && !controller {
             bail!(
                 "API {} has a controller, which --controller=false would leave behind in src/controller and tests\nhelp: drop --controller=false to rewrite the controller too, or run `opsdk delete api` first",
                 api(existing)
@@ -248,7 +261,7 @@ fn resource_from_args(
         if let Some(owner) = siblings
             .iter()
             .find(|r| r.controller && r.version != resource.version)
-            && args.controller
+            && controller
         {
             bail!(
                 "kind {} already has a controller, for version {}\nhelp: pass --controller=false to add version {} of the types only",
@@ -290,7 +303,7 @@ fn controller_for(project: &Project, own: &Resource, args: &CreateApiArgs) -> Re
         own.version,
         own.kind
     );
-    if !args.controller {
+    if args.controller == Some(false) {
         bail!(
             "nothing to scaffold: --resource=false --controller=false for API {api}\nhelp: pass --controller to add its controller"
         );

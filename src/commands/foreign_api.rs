@@ -29,9 +29,9 @@ pub(super) fn external_resource(
     args: &CreateApiArgs,
     crd: &ExternalCrd,
 ) -> Result<Resource> {
-    if !args.controller || args.deploy_image == Some(true) || args.plural.is_some() {
+    if args.deploy_image == Some(true) || args.plural.is_some() {
         bail!(
-            "--external-api-crd makes a controller for {}: --controller=false, --deploy-image and --plural do not apply\nhelp: drop them",
+            "--external-api-crd makes a controller for {}: --deploy-image and --plural do not apply\nhelp: drop them",
             crd.kind
         );
     }
@@ -64,19 +64,27 @@ pub(super) fn external_resource(
             own.version
         );
     }
-    if project.resources.iter().any(|r| r.same_kind(&resource)) && !args.force {
+    let exists = project.resources.iter().any(|r| r.same_kind(&resource));
+    if exists && !args.force {
         bail!(
-            "{} {} already has a controller in {}\nhelp: pass --force to rewrite its files",
+            "{} {} already has a controller in {}\nhelp: pass --controller=false --force to make its types and CRD copy again from this CRD (your controller is kept), or --force to rewrite the controller too",
             crd.group,
             crd.kind,
             project_file::FILE_NAME
+        );
+    }
+    if args.controller == Some(false) && !exists {
+        bail!(
+            "--external-api-crd makes a controller for {}: --controller=false only refreshes the types of one the project has\nhelp: drop --controller=false",
+            crd.kind
         );
     }
     Ok(resource)
 }
 
 /// A controller for one of Kubernetes' own types (`--resource=false`), recorded in PROJECT as
-/// kubebuilder records it (`domain: k8s.io`, `path: k8s.io/api/<group>/<version>`).
+/// kubebuilder records it (`core: true`, its domain for the group, `path:
+/// k8s.io/api/<group>/<version>`).
 pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
     let api = &args.api;
     let Some(builtin) = BuiltinType::find(&api.group, &api.version, &api.kind) else {
@@ -93,7 +101,7 @@ pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Resul
             BuiltinType::suggestions(&api.group)
         );
     };
-    if !args.controller {
+    if args.controller == Some(false) {
         bail!(
             "--resource=false --controller=false would scaffold nothing\nhelp: drop --controller=false to get a controller for {}",
             builtin.kind
@@ -107,7 +115,7 @@ pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Resul
         );
     }
     let resource = Resource {
-        domain: "k8s.io".into(),
+        domain: builtin.kubebuilder_domain().into(),
         path: builtin.path(),
         external: false,
         group: builtin.group_flag().into(),

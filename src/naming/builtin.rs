@@ -86,6 +86,15 @@ impl BuiltinType {
         format!("pass --group with one of {}", groups.join(", "))
     }
 
+    /// The domain kubebuilder records in PROJECT for this type's group (its `coreGroups`):
+    /// none for the groups whose names have no `.k8s.io`, `k8s.io` for the others.
+    pub fn kubebuilder_domain(&self) -> &'static str {
+        match self.api_group {
+            "" | "apps" | "autoscaling" | "batch" | "extensions" | "policy" => "",
+            _ => "k8s.io",
+        }
+    }
+
     /// The `--group` that names this type (`core`, `apps`, `networking`).
     pub fn group_flag(&self) -> &'static str {
         if self.api_group.is_empty() {

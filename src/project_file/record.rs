@@ -13,6 +13,9 @@ use crate::naming::BuiltinType;
 pub(super) struct ResourceRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     api: Option<ApiRecord>,
+    /// Set for Kubernetes' own types, as kubebuilder marks them; read from `path`, never taken.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    core: bool,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     domain: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -50,7 +53,11 @@ impl From<ResourceRecord> for Resource {
             .or(builtin.map(|b| b.namespaced))
             .unwrap_or(true);
         Resource {
-            domain: record.domain,
+            // Earlier PROJECT files gave every Kubernetes type `k8s.io`.
+            domain: match builtin {
+                Some(builtin) => builtin.kubebuilder_domain().into(),
+                None => record.domain,
+            },
             path: record.path,
             external: record.external,
             group: record.group,
@@ -73,6 +80,7 @@ impl From<Resource> for ResourceRecord {
             namespaced: resource.namespaced,
         });
         ResourceRecord {
+            core: api.is_none(),
             api,
             domain: resource.domain,
             path: resource.path,
@@ -105,10 +113,18 @@ mod tests {
 
     #[test]
     fn a_builtin_type_records_no_scope_and_takes_kubernetes() {
-        let node = "domain: k8s.io\npath: k8s.io/api/core/v1\ngroup: core\nversion: v1\nkind: Node\nplural: nodes\ncontroller: true\ndeployImage: false\n";
+        let node = "core: true\npath: k8s.io/api/core/v1\ngroup: core\nversion: v1\nkind: Node\nplural: nodes\ncontroller: true\ndeployImage: false\n";
         let resource: Resource = serde_yaml::from_str(node).unwrap();
         assert!(!resource.namespaced);
         assert_eq!(serde_yaml::to_string(&resource).unwrap(), node);
+        // kubebuilder's domain for the group (none for core, apps, batch, ...), also when an
+        // earlier PROJECT file recorded `k8s.io` for all.
+        let earlier = node.replace("core: true\n", "domain: k8s.io\n");
+        let resource: Resource = serde_yaml::from_str(&earlier).unwrap();
+        assert_eq!(serde_yaml::to_string(&resource).unwrap(), node);
+        let ingress = "core: true\ndomain: k8s.io\npath: k8s.io/api/networking/v1\ngroup: networking\nversion: v1\nkind: Ingress\nplural: ingresses\ncontroller: true\ndeployImage: false\n";
+        let resource: Resource = serde_yaml::from_str(ingress).unwrap();
+        assert_eq!(serde_yaml::to_string(&resource).unwrap(), ingress);
     }
 
     #[test]

@@ -42,6 +42,12 @@ fn repos_and_project_names() {
         "depends on a crate of that name",
     );
     refuse_init(&["--project-name", "9lives"], "invalid project name");
+    // 29 characters: `<name>-controller-manager-metrics-service` would be 64.
+    refuse_init(
+        &["--repo", "github.com/x/kubernetes-database-backup-op"],
+        "longer than 28 characters",
+    );
+    refuse_init(&["--project-name", &"a".repeat(64)], "longer than 28");
     refuse_init(
         &["--project-name", "crdgen"],
         "already has a binary of that name",
@@ -61,6 +67,23 @@ fn names_the_generated_code_already_has() {
         &args("--group serve --version v1 --kind Widget"),
         "already has a `serve` module",
     );
+    refuse_create(
+        &args("--group test-support --version v1 --kind Widget"),
+        "already has a `test_support` module",
+    );
+    // Modules named like a crate the generated code uses would hide it.
+    for (flags, crate_) in [
+        ("--group kube --version v1 --kind Widget", "kube"),
+        (
+            "--group tokio-rustls --version v1 --kind Widget",
+            "tokio_rustls",
+        ),
+        ("--version v1 --kind Std", "std"),
+        ("--group ship --version v1 --kind Futures", "futures"),
+    ] {
+        let hidden = format!("its module `{crate_}` would hide the `{crate_}` crate");
+        refuse_create(&args(flags), &hidden);
+    }
     refuse_create(
         &args("--version v1 --kind Envtest"),
         "tests/envtest.rs, where the generated tests keep their own module",

@@ -105,6 +105,39 @@ fn resource_false_adds_the_controller_an_api_was_created_without() {
     );
 }
 
+/// `--force` rewrites a version as PROJECT records it: without a controller when it has none.
+#[test]
+fn force_keeps_a_version_without_its_controller() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    create_api(
+        &dir,
+        &args("--group ship --version v1 --kind Dock --controller=false"),
+    );
+    let before = snapshot(&dir);
+    create_api(&dir, &args("--group ship --version v1 --kind Dock --force"));
+    assert_eq!(snapshot(&dir), before);
+    assert!(!dir.join("src/controller/ship/dock.rs").exists());
+}
+
+/// A group may have dashes (`cert-manager.io`'s does); its module has underscores.
+#[test]
+fn a_group_with_a_dash_gets_a_module_with_an_underscore() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    create_api(&dir, &args("--group fleet-ops --version v1 --kind Gear"));
+    assert!(read(&dir, "src/api/mod.rs").contains("pub mod fleet_ops {"));
+    assert!(read(&dir, "src/controller/mod.rs").contains("fleet_ops::gear::run(ctx"));
+    let types = read(&dir, "src/api/fleet_ops/v1/gear.rs");
+    assert!(
+        types.contains("group = \"fleet-ops.minetto.dev\""),
+        "{types}"
+    );
+    assert!(dir.join("tests/fleet_ops_gear.rs").exists());
+    let sample = "config/samples/fleet-ops.minetto.dev_v1_gear.yaml";
+    assert!(read(&dir, sample).contains("apiVersion: fleet-ops.minetto.dev/v1"));
+}
+
 #[test]
 fn a_second_group_is_named_in_the_readme() {
     // The README names the project's API groups; a README that fell behind would then count

@@ -53,7 +53,7 @@ fn a_controller_for_a_kubernetes_type_has_no_api_of_its_own() {
     assert!(!read(&dir, "config/samples/kustomization.yaml").contains("deployment"));
     let project = read(&dir, "PROJECT");
     assert!(
-        project.contains("- domain: k8s.io\n  path: k8s.io/api/apps/v1\n  group: apps\n"),
+        project.contains("- core: true\n  path: k8s.io/api/apps/v1\n  group: apps\n"),
         "{project}"
     );
 }
@@ -186,6 +186,52 @@ fn an_external_crd_that_does_not_match_the_flags_is_refused() {
         let args = ["--version", "v1beta1", "--kind", kind, "--resource=false"];
         refused(&[&args[..], &["--external-api-crd", &crd]].concat(), needle);
     }
+}
+
+/// When the other project's CRD changes, `--controller=false --force` makes the types and the
+/// CRD copy again and leaves the controller and its test, the user's work, as they are.
+#[test]
+fn another_projects_types_are_refreshed_without_touching_the_controller() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let refresh = [BACKUP, &["--controller=false", "--force"]].concat();
+    let refused = "--controller=false only refreshes the types of one the project has";
+    assert_refused(&dir, &mut create_api_cmd(&dir, &refresh), refused);
+    create_api(&dir, BACKUP);
+    let header = read(&dir, "src/api/external/storage/v1beta1/backup.rs");
+    assert!(header.contains("--controller=false --force"), "{header}");
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, BACKUP),
+        "help: pass --controller=false --force",
+    );
+    let mine = [
+        "src/controller/storage/backup.rs",
+        "tests/storage_backup.rs",
+    ];
+    for file in mine {
+        let text = read(&dir, file);
+        std::fs::write(dir.join(file), format!("{text}// my reconcile logic\n")).unwrap();
+    }
+    let types = "src/api/external/storage/v1beta1/backup.rs";
+    std::fs::write(dir.join(types), "// stale types\n").unwrap();
+    let kept: Vec<String> = mine.iter().map(|f| read(&dir, f)).collect();
+    let project = read(&dir, "PROJECT");
+    let out = create_api(&dir, &refresh);
+    assert!(
+        out.contains("Types of storage.example.com/v1beta1 Backup"),
+        "{out}"
+    );
+    assert!(
+        read(&dir, types).contains("pub struct BackupSpec"),
+        "the types are made again"
+    );
+    assert_eq!(
+        mine.map(|f| read(&dir, f)).to_vec(),
+        kept,
+        "the controller and test are kept"
+    );
+    assert_eq!(read(&dir, "PROJECT"), project);
 }
 
 /// `delete api` takes a foreign kind's controller and test away, and for another project's

@@ -308,17 +308,23 @@ async fn a_project_with_many_kinds_passes_its_own_checks() {
     many_kinds_project(&dir);
     change_cruiser_schemas(&dir);
     passes_its_own_checks(&dir);
-    let converting = ["widgets.minetto.dev", "cruisers.ship.minetto.dev"];
+    let converting = [
+        "widgets.minetto.dev",
+        "cruisers.ship.minetto.dev",
+        "services.apps.minetto.dev",
+    ];
     crate::cert_manager::the_webhooks_can_use_cert_managers_certificate(&dir, &converting);
     let spokes = [
         "minetto.dev_v1alpha1_widget.yaml",
         "ship.minetto.dev_v2_cruiser.yaml",
+        "apps.minetto.dev_v2_service.yaml",
     ];
     manifests_are_accepted(&dir, &spokes).await;
 }
 
 /// A project with no deploy-image kind at all: skeleton controllers, namespaced and
-/// cluster-scoped, a kind without a controller, controllers for Kubernetes' own types (a core
+/// cluster-scoped, a kind without a controller, a kind in a group with a dash, controllers
+/// for Kubernetes' own types (a core
 /// one and a grouped one) and for another project's CRD. Nothing of the deploy-image code
 /// is there to use the shared helpers, which must not then be dead code.
 #[tokio::test(flavor = "multi_thread")]
@@ -330,6 +336,7 @@ async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
         &["--version", "v1", "--kind", "Widget"][..],
         &["--version", "v1", "--kind", "Gadget", "--namespaced=false"],
         &["--version", "v1", "--kind", "Gizmo", "--controller=false"],
+        &args("--group fleet-ops --version v1 --kind Gear"),
         &args("--group core --version v1 --kind ConfigMap --resource=false"),
         &args("--group apps --version v1 --kind Deployment --resource=false"),
         crate::foreign_api::BACKUP,

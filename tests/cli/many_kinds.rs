@@ -17,6 +17,7 @@ pub const KINDS: &[&str] = &[
     "--group apps --version v1 --kind Deployment --deploy-image",
     "--group apps --version v1 --kind Self",
     "--group apps --version v1 --kind Service --deploy-image",
+    "--group apps --version v2 --kind Service --controller=false",
     "--group apps --version v1 --kind Event",
     "--group ship --version v1 --kind Cruiser --controller=false",
     "--group ship --version v2 --kind Cruiser --controller=false",
@@ -25,7 +26,9 @@ pub const KINDS: &[&str] = &[
 /// Webhooks on kinds of every shape: a skeleton with both, one in a group with defaulting
 /// only, a cluster-scoped one with validation only, a deploy-image kind, and two conversion
 /// webhooks: Widget's v1 the hub of v1alpha1 (the version with a controller and admission
-/// webhooks), and Cruiser's v1 the hub of v2, whose schema the generated test changes.
+/// webhooks), and Cruiser's v1 the hub of v2, whose schema the generated test changes; and
+/// Service's v1, a deploy-image hub whose defaulting webhook changes what is sent (an image
+/// gets `:latest`), which the conversion suite must not mistake for a lossy conversion.
 pub const WEBHOOKS: &[&str] = &[
     "--version v1alpha1 --kind Widget --defaulting --programmatic-validation",
     "--group batch --version v1 --kind Person --defaulting",
@@ -33,6 +36,7 @@ pub const WEBHOOKS: &[&str] = &[
     "--group apps --version v1 --kind Service --defaulting --programmatic-validation",
     "--version v1 --kind Widget --conversion --spoke v1alpha1",
     "--group ship --version v1 --kind Cruiser --conversion --spoke v2",
+    "--group apps --version v1 --kind Service --conversion --spoke v2",
 ];
 
 /// What a user does once Cruiser's versions differ: v1 holds one `port`, v2 a list of
