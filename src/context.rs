@@ -103,6 +103,9 @@ pub struct ResourceContext {
     /// in `src/api/external` (`crate::api::external::storage::v1beta1::Backup`); empty for the
     /// project's own APIs.
     pub foreign_type: String,
+    /// For a Kubernetes type: an object of it (JSON, no metadata) the envtest suite creates
+    /// to see it reconciled; empty when opsdk knows none.
+    pub builtin_sample: String,
     /// For another project's CRD: its copy in the project, which the envtest suite installs.
     pub external_crd: String,
     /// The admission webhooks of this version (`opsdk create webhook`).
@@ -334,6 +337,10 @@ impl ResourceContext {
                 }
                 None => String::new(),
             },
+            builtin_sample: builtin
+                .as_ref()
+                .and_then(|b| crate::naming::builtin_sample(b.api_group, b.kind))
+                .unwrap_or_default(),
             webhook,
             external_crd: if resource.external {
                 resource.path.clone()

@@ -4,12 +4,14 @@
 
 mod builtin;
 mod builtin_data;
+mod builtin_samples;
 mod flect_data;
 #[cfg(test)]
 mod names_in_scope;
 mod plural;
 
 pub use builtin::BuiltinType;
+pub use builtin_samples::sample as builtin_sample;
 
 pub use plural::{DefaultPlural, default_plural, kubebuilder_plural, plural_of};
 

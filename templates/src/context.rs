@@ -11,6 +11,7 @@ use kube::runtime::events::{Event, EventType, Reporter};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 
 use crate::events::Events;
 use crate::metrics::Metrics;
@@ -155,7 +156,9 @@ impl Context {
                 field_manager: Some(field_manager.into()),
                 ..PatchParams::default()
             };
-            let patch = serde_json::json!({ "status": status });
+            let desired = serde_json::to_value(status).map_err(kube::Error::SerdeError)?;
+            let shown = serde_json::to_value(current).map_err(kube::Error::SerdeError)?;
+            let patch = serde_json::json!({ "status": merge_patch(&shown, &desired) });
             api.patch_status(&obj.name_any(), &params, &Patch::Merge(&patch))
                 .await?;
             self.status_due
@@ -221,6 +224,26 @@ pub fn retry_key(obj: &impl Resource) -> String {
     }
 }
 
+/// `desired` as a JSON merge patch over `current`: a field `current` has and `desired` lacks
+/// (an `Option` set back to `None` and skipped when serialized) becomes null, which removes
+/// it; a merge patch would otherwise keep it, and the status would never show `desired`.
+fn merge_patch(current: &Value, desired: &Value) -> Value {
+    let (Value::Object(current), Value::Object(wanted)) = (current, desired) else {
+        return desired.clone();
+    };
+    let mut patch: Map<String, Value> = wanted
+        .iter()
+        .map(|(key, value)| match current.get(key) {
+            Some(old) => (key.clone(), merge_patch(old, value)),
+            None => (key.clone(), value.clone()),
+        })
+        .collect();
+    for gone in current.keys().filter(|key| !wanted.contains_key(*key)) {
+        patch.insert(gone.clone(), Value::Null);
+    }
+    Value::Object(patch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,6 +281,18 @@ mod tests {
             ctx.hold_status("uid-1").is_some(),
             "a new object starts a new pace"
         );
+    }
+
+    #[test]
+    fn a_status_patch_removes_what_the_new_status_no_longer_has() {
+        let shown = serde_json::json!({"ready": 1, "last": "x", "nested": {"a": 1, "b": 2}});
+        let desired = serde_json::json!({"ready": 2, "nested": {"a": 1}, "new": [1]});
+        assert_eq!(
+            merge_patch(&shown, &desired),
+            serde_json::json!({"ready": 2, "last": null, "nested": {"a": 1, "b": null}, "new": [1]})
+        );
+        // Nothing shown yet: the status as it is.
+        assert_eq!(merge_patch(&Value::Null, &desired), desired);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::generated::run;
 use crate::host::checked;
 use crate::many_kinds::many_kinds_project;
 use crate::support::*;
+use serde_json::json;
 
 pub const HELM: &str = "helm.sh/helm/v3/cmd/helm@v3.22.0";
 
@@ -234,6 +235,20 @@ fn unknown_plugins_are_refused_and_nothing_is_written() {
 
 /// `make helm-lint` (`make manifests`, then helm lint --strict) and helm template; the chart's
 /// CRDs and manager rules are config/'s.
+/// The namespaceSelector of every admission webhook in `yaml`.
+fn webhook_selectors(yaml: &str) -> Vec<serde_json::Value> {
+    let documents = crate::helm_cluster::documents(yaml);
+    let configurations = documents.iter().filter(|o| {
+        o["kind"]
+            .as_str()
+            .is_some_and(|k| k.ends_with("WebhookConfiguration"))
+    });
+    configurations
+        .flat_map(|o| o["webhooks"].as_array().cloned().unwrap_or_default())
+        .map(|w| w["namespaceSelector"].clone())
+        .collect()
+}
+
 fn lints_renders_and_matches_config(helm_bin: &Path, dir: &Path) -> String {
     let helm_var = format!("HELM={}", helm_bin.display());
     let lint = run(dir, "make", &["helm-lint", &helm_var]);
@@ -388,8 +403,29 @@ fn the_chart_lints_and_renders_what_config_holds() {
         &namespaced,
         &["--group", "batch", "--version", "v1", "--kind", "Person"],
     );
+    let webhooks = "--version v1alpha1 --kind Application --defaulting --programmatic-validation";
+    create_webhook(&namespaced, &args(webhooks));
     let rendered = lints_renders_and_matches_config(&bin, &namespaced);
     assert!(rendered.contains("name: WATCH_NAMESPACE"), "{rendered}");
+    // Its webhooks are called only for the namespaces it watches.
+    let selected = |namespaces: &[&str]| {
+        json!({"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": namespaces},
+        ]})
+    };
+    assert_eq!(
+        webhook_selectors(&rendered),
+        [selected(&["default"]), selected(&["default"])]
+    );
+    let assets = std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS");
+    let kubectl = Path::new(&assets).join("kubectl");
+    let deployed = run(
+        &namespaced,
+        kubectl.to_str().unwrap(),
+        &["kustomize", "config/default"],
+    );
+    let own = json!({"matchLabels": {"kubernetes.io/metadata.name": "k8s-operator-talk-system"}});
+    assert_eq!(webhook_selectors(&deployed), [own.clone(), own]);
     let watched = helm(
         &bin,
         &namespaced,
@@ -410,6 +446,10 @@ fn the_chart_lints_and_renders_what_config_holds() {
         );
     }
     assert!(watched.contains("value: \"a,b\""), "{watched}");
+    assert_eq!(
+        webhook_selectors(&watched),
+        [selected(&["a", "b"]), selected(&["a", "b"])]
+    );
 
     // Without `make manifests` the chart has no role: lint says what to run.
     std::fs::remove_file(namespaced.join("dist/chart/files/rbac/role.yaml")).unwrap();

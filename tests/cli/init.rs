@@ -152,3 +152,46 @@ fn version_and_completion() {
     );
     assert!(succeed(&dir, &["completion", "bash"]).contains("_opsdk"));
 }
+
+/// A repository just made on GitHub holds a README, a LICENSE and a .gitignore: init keeps
+/// them and writes the rest, saying so.
+#[test]
+fn init_keeps_what_a_new_repository_starts_with() {
+    let (_tmp, dir) = project_dir();
+    let mine = [
+        ("README.md", "# gh\n"),
+        ("LICENSE", "MIT License\n"),
+        (".gitignore", "/target\n"),
+    ];
+    for (file, text) in mine {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let out = opsdk(&dir)
+        .args(["init", "--domain", DOMAIN, "--repo", REPO])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    for (file, text) in mine {
+        assert_eq!(read(&dir, file), text);
+        assert!(
+            stderr.contains(&format!("note: kept your {file}")),
+            "{stderr}"
+        );
+    }
+    assert!(stderr.contains("license is \"Apache-2.0\""), "{stderr}");
+    assert!(dir.join("Makefile").exists() && dir.join("PROJECT").exists());
+}
+
+/// Inside a Cargo workspace that does not list it, the project could not be built: refused,
+/// unless the workspace lists it (a `dir/*` pattern will do).
+#[test]
+fn init_inside_a_workspace_that_does_not_list_it_is_refused() {
+    let (_tmp, dir) = project_dir();
+    let workspace = dir.parent().unwrap().join("Cargo.toml");
+    std::fs::write(&workspace, "[workspace]\nmembers = [\"lib\"]\n").unwrap();
+    let mut cmd = opsdk(&dir);
+    cmd.args(["init", "--domain", DOMAIN, "--repo", REPO]);
+    assert_refused(&dir, &mut cmd, "inside the Cargo workspace");
+    std::fs::write(&workspace, "[workspace]\nmembers = [\"lib\", \"*\"]\n").unwrap();
+    succeed(&dir, &["init", "--domain", DOMAIN, "--repo", REPO]);
+}

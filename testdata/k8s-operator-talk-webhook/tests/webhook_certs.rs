@@ -263,7 +263,7 @@ async fn apply_configurations(
         configs::deployed(configs::VALIDATING),
     );
     let (mutating, validating) =
-        configs::configurations(&webhook::hooks(), target, bundle, (&names.0, &names.1));
+        configs::configurations(&webhook::hooks(), target, bundle, (&names.0, &names.1), &[]);
     let params = PatchParams::apply(manager);
     if let Some(m) = mutating {
         Api::<MutatingWebhookConfiguration>::all(admin.clone())

@@ -185,25 +185,24 @@ fn time_string(seconds: i64) -> String {
     )
 }
 
-/// Converts `object` (in a spoke version) to the hub and back, and says which fields changed
-/// on the way; `object` is first read as its version's Rust type, so that only what the type
-/// holds is compared.
-pub fn round_trip(conversion: &Conversion, object: &Value) -> Result<(), String> {
-    let spoke = super::conversion::version(object).map_err(|e| e.0)?;
+/// Converts `object` to the version `via` and back (a spoke through the hub, or the hub
+/// through a spoke), and says which fields changed on the way; `object` is first read as its
+/// version's Rust type, so that only what the type holds is compared.
+pub fn round_trip(conversion: &Conversion, object: &Value, via: &str) -> Result<(), String> {
+    let from = super::conversion::version(object).map_err(|e| e.0)?;
     let before = (conversion.read)(object).map_err(|e| format!("reading the object: {e}"))?;
-    let hub = (conversion.convert)(&before, conversion.hub)
-        .map_err(|e| format!("converting to {}: {e}", conversion.hub))?;
-    let mut after = (conversion.convert)(&hub, spoke)
-        .map_err(|e| format!("converting back to {spoke}: {e}"))?;
+    let there =
+        (conversion.convert)(&before, via).map_err(|e| format!("converting to {via}: {e}"))?;
+    let mut after = (conversion.convert)(&there, from)
+        .map_err(|e| format!("converting back to {from}: {e}"))?;
     after["apiVersion"] = before["apiVersion"].clone();
     let differences = differences(&before, &after, "");
     if differences.is_empty() {
         Ok(())
     } else {
         Err(format!(
-            "{} {spoke} -> {} -> {spoke} changed {}\nbefore: {before}\nafter:  {after}",
+            "{} {from} -> {via} -> {from} changed {}\nbefore: {before}\nafter:  {after}",
             conversion.kind,
-            conversion.hub,
             differences.join(", ")
         ))
     }
