@@ -78,15 +78,31 @@ pub const CRATE_MODULES: &[&str] = &[
     "tracing_subscriber",
 ];
 
-/// Refuses `module` (named by `flag`) when it is one of `CRATE_MODULES`.
-fn hides_no_crate(module: &str, flag: &str, what: &str) -> Result<()> {
-    if CRATE_MODULES.contains(&module) {
-        return invalid(
-            format!(
-                "invalid {flag}: its module `{module}` would hide the `{module}` crate the generated code uses"
-            ),
-            &format!("choose another {what}"),
-        );
+/// Refuses a new API whose group's or kind's module would be one of `CRATE_MODULES`. Checked
+/// when the names are chosen, not when PROJECT is read: a project that has such a kind and
+/// builds (nothing next to it used that crate) keeps working.
+pub fn hides_no_crate(group: &str, kind: &str) -> Result<()> {
+    let modules = [
+        (
+            module_ident(group),
+            format!("--group {group:?}"),
+            "group name",
+        ),
+        (
+            module_ident(&kind.to_snake_case()),
+            format!("--kind {kind:?}"),
+            "--kind",
+        ),
+    ];
+    for (module, flag, what) in modules {
+        if CRATE_MODULES.contains(&module.as_str()) {
+            return invalid(
+                format!(
+                    "invalid {flag}: its module `{module}` would hide the `{module}` crate the generated code uses"
+                ),
+                &format!("choose another {what}"),
+            );
+        }
     }
     Ok(())
 }
@@ -122,7 +138,6 @@ pub fn group(group: &str) -> Result<()> {
             "choose another group name",
         );
     }
-    hides_no_crate(&module, &format!("--group {group:?}"), "group name")?;
     if version(group).is_ok() {
         return invalid(
             format!("invalid --group {group:?}: it looks like an API version"),
@@ -171,11 +186,6 @@ pub fn kind(kind: &str) -> Result<()> {
             "choose a shorter kind name",
         );
     }
-    hides_no_crate(
-        &module_ident(&kind.to_snake_case()),
-        &format!("--kind {kind:?}"),
-        "--kind",
-    )?;
     if kind.ends_with("List") {
         return invalid(
             format!("invalid --kind {kind:?}: Kubernetes reserves the List suffix for collections"),
@@ -213,7 +223,9 @@ pub const MAX_PROJECT_NAME: usize = 63 - "-controller-manager-metrics-service".l
 
 /// The project name: a crate name Cargo accepts that is also a DNS-1123 label (it names the
 /// manager's Deployment, namespace and image).
-pub fn project_name(name: &str, source: &str) -> Result<()> {
+/// A name `init` gives a new project: a valid project name, short enough for `make deploy`'s
+/// names. (A project made before the length was checked keeps loading.)
+pub fn new_project_name(name: &str, source: &str) -> Result<()> {
     if name.len() > MAX_PROJECT_NAME {
         return invalid(
             format!(
@@ -222,6 +234,10 @@ pub fn project_name(name: &str, source: &str) -> Result<()> {
             "pass a shorter --project-name, e.g. --project-name my-operator",
         );
     }
+    project_name(name, source)
+}
+
+pub fn project_name(name: &str, source: &str) -> Result<()> {
     let valid = is_dns_label(name) && name.starts_with(|c: char| c.is_ascii_lowercase());
     if !valid {
         return invalid(

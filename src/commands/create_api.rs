@@ -157,6 +157,7 @@ fn resource_from_args(
     }
     validate::version(&args.api.version)?;
     validate::kind(&args.api.kind)?;
+    validate::hides_no_crate(&args.api.group, &args.api.kind)?;
     // A new version of a recorded kind, or the same one rewritten with --force, keeps its
     // plural and scope: every version is one CRD, which the API server cannot rename or rescope.
     let recorded = project

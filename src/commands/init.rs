@@ -39,15 +39,22 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     )
 }
 
-/// The Cargo.toml of a workspace above `root` that neither lists `root` in `members` nor in
-/// `exclude` (a path or a `dir/*` pattern, as Cargo matches them): there, the project's own
-/// Cargo.toml would make every cargo command fail with "believes it's in a workspace when
-/// it's not".
+/// The Cargo.toml of a workspace above `root` that lists `root` neither in `members` nor in
+/// `exclude`: there, the project's own Cargo.toml would make every cargo command fail with
+/// "believes it's in a workspace when it's not". Read as Cargo reads the lists, roughly: a
+/// path, a glob (`*` within a component, `**` for any depth), or, for `exclude`, a parent.
 fn unlisted_in_workspace(root: &Path) -> Option<std::path::PathBuf> {
     let root = root.canonicalize().ok()?;
+    let header = |line: &str| {
+        line.split('#')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
     let (dir, manifest) = root.ancestors().skip(1).find_map(|dir| {
         let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
-        let workspace = manifest.lines().any(|l| l.trim() == "[workspace]");
+        let workspace = manifest.lines().any(|l| header(l) == "[workspace]");
         workspace.then(|| (dir.to_path_buf(), manifest))
     })?;
     let relative = root
@@ -58,10 +65,10 @@ fn unlisted_in_workspace(root: &Path) -> Option<std::path::PathBuf> {
     // The quoted strings of the [workspace] table: its members and exclude patterns.
     let table = manifest
         .lines()
-        .skip_while(|l| l.trim() != "[workspace]")
+        .skip_while(|l| header(l) != "[workspace]")
         .skip(1);
     let table = table.take_while(|l| !l.trim_start().starts_with('['));
-    let listed = table
+    let patterns: Vec<String> = table
         .flat_map(|line| {
             line.split('"')
                 .skip(1)
@@ -69,15 +76,43 @@ fn unlisted_in_workspace(root: &Path) -> Option<std::path::PathBuf> {
                 .map(str::to_string)
                 .collect::<Vec<_>>()
         })
-        .any(|pattern| {
-            let pattern = pattern.trim_end_matches('/');
-            pattern == relative
-                || (pattern == "*" && !relative.contains('/'))
-                || pattern.strip_suffix("/*").is_some_and(|parent| {
-                    relative.rsplit_once('/').is_some_and(|(p, _)| p == parent)
-                })
-        });
+        .collect();
+    let listed = patterns.iter().any(|pattern| {
+        let pattern = pattern.trim_end_matches('/');
+        relative.starts_with(&format!("{pattern}/")) || path_matches(pattern, &relative)
+    });
     (!listed).then(|| dir.join("Cargo.toml"))
+}
+
+/// Whether `path` matches the glob `pattern`, component by component (`*` within one,
+/// `**` for any number).
+fn path_matches(pattern: &str, path: &str) -> bool {
+    fn components(pattern: &[&str], path: &[&str]) -> bool {
+        match (pattern.split_first(), path.split_first()) {
+            (None, None) => true,
+            (Some((&"**", rest)), _) => {
+                components(rest, path) || (!path.is_empty() && components(pattern, &path[1..]))
+            }
+            (Some((first, rest)), Some((name, names))) => {
+                component(first, name) && components(rest, names)
+            }
+            _ => false,
+        }
+    }
+    fn component(pattern: &str, name: &str) -> bool {
+        match pattern.split_once('*') {
+            None => pattern == name,
+            Some((head, tail)) => {
+                name.starts_with(head)
+                    && (head.len()..=name.len())
+                        .filter(|&i| name.is_char_boundary(i))
+                        .any(|i| component(tail, &name[i..]))
+            }
+        }
+    }
+    let pattern: Vec<&str> = pattern.split('/').collect();
+    let path: Vec<&str> = path.split('/').collect();
+    components(&pattern, &path)
 }
 
 /// The files a new repository often starts with (GitHub offers all three), kept as they are:
@@ -88,7 +123,10 @@ const REPOSITORY_FILES: [(&str, &str); 3] = [
         "opsdk's would describe the project and its make targets",
     ),
     ("LICENSE", ""),
-    (".gitignore", "make sure it ignores /target"),
+    (
+        ".gitignore",
+        "make sure it ignores /target, /dist/* and /config/deploy, and not Cargo.lock",
+    ),
 ];
 
 /// Leaves out of `plan` the `REPOSITORY_FILES` already in `root`, with a note for each.
@@ -131,7 +169,7 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
     }
     if let Some(workspace) = unlisted_in_workspace(root) {
         bail!(
-            "{} is inside the Cargo workspace of {}, which does not list it: Cargo would refuse to build the project\nhelp: add its path to `members` (or `exclude`) under [workspace] in that Cargo.toml, or init outside the workspace",
+            "{} is inside the Cargo workspace of {}, which does not list it: Cargo would refuse to build the project\nhelp: add its path to `exclude` under [workspace] in that Cargo.toml (the project then builds on its own, with its own Cargo.lock), or to `members`, or init outside the workspace",
             root.display(),
             workspace.display()
         );
@@ -155,7 +193,7 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
             (dir, "the directory name")
         }
     };
-    validate::project_name(&name, source)?;
+    validate::new_project_name(&name, source)?;
     validate::owner(&args.owner)?;
     Ok(Project {
         layout: LAYOUT.to_string(),
@@ -168,4 +206,21 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
         plugins: plugins::enable(&Plugins::default(), &args.plugins)?,
         resources: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_matches;
+
+    #[test]
+    fn workspace_patterns_match_as_cargo_reads_them() {
+        assert!(path_matches("operator", "operator"));
+        assert!(path_matches("crates/*", "crates/op"));
+        assert!(path_matches("op-*", "op-one"));
+        assert!(path_matches("**", "a/b/c"));
+        assert!(path_matches("a/**/op", "a/b/c/op"));
+        assert!(!path_matches("crates/*", "crates/op/inner"));
+        assert!(!path_matches("op-*", "other"));
+        assert!(!path_matches("lib", "operator"));
+    }
 }

@@ -82,3 +82,38 @@ fn webhook_golden_copy_matches_the_templates() {
     assert!(added.contains_key(Path::new("src/webhook/v1alpha1/application.rs")));
     matches_golden(&testdata("k8s-operator-talk-webhook"), &added);
 }
+
+/// The fixtures the slow tests copy into generated projects are as rustfmt writes them, or
+/// those projects' own `cargo fmt --check` fails.
+#[test]
+fn fixtures_are_as_rustfmt_writes_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut rustfmt = std::process::Command::new("rustfmt")
+            .args(["--edition", "2024"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        rustfmt
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let formatted = rustfmt.wait_with_output().unwrap();
+        assert!(formatted.status.success(), "{}", path.display());
+        assert_eq!(
+            String::from_utf8_lossy(&formatted.stdout),
+            text,
+            "{}",
+            path.display()
+        );
+    }
+}

@@ -233,8 +233,6 @@ fn unknown_plugins_are_refused_and_nothing_is_written() {
     }
 }
 
-/// `make helm-lint` (`make manifests`, then helm lint --strict) and helm template; the chart's
-/// CRDs and manager rules are config/'s.
 /// The namespaceSelector of every admission webhook in `yaml`.
 fn webhook_selectors(yaml: &str) -> Vec<serde_json::Value> {
     let documents = crate::helm_cluster::documents(yaml);
@@ -249,6 +247,8 @@ fn webhook_selectors(yaml: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `make helm-lint` (`make manifests`, then helm lint --strict) and helm template; the chart's
+/// CRDs and manager rules are config/'s.
 fn lints_renders_and_matches_config(helm_bin: &Path, dir: &Path) -> String {
     let helm_var = format!("HELM={}", helm_bin.display());
     let lint = run(dir, "make", &["helm-lint", &helm_var]);

@@ -195,3 +195,16 @@ fn init_inside_a_workspace_that_does_not_list_it_is_refused() {
     std::fs::write(&workspace, "[workspace]\nmembers = [\"lib\", \"*\"]\n").unwrap();
     succeed(&dir, &["init", "--domain", DOMAIN, "--repo", REPO]);
 }
+
+/// A project made before a naming rule keeps working: a name longer than `init` now allows
+/// still loads, and the next `create api` goes through.
+#[test]
+fn a_project_named_before_the_length_rule_keeps_working() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    let long = "projectName: k8s-operator-talk-with-a-long-name";
+    let project = read(&dir, "PROJECT").replace("projectName: k8s-operator-talk", long);
+    std::fs::write(dir.join("PROJECT"), project).unwrap();
+    create_api(&dir, &args("--version v1 --kind Widget"));
+    assert!(read(&dir, "PROJECT").contains(long));
+}

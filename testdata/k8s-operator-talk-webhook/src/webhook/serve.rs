@@ -244,8 +244,8 @@ mod tests {
 
     #[tokio::test]
     async fn heavy_reviews_beyond_the_weight_in_hand_wait_and_one_too_heavy_is_refused() {
-        // 300 bytes each, light to read, but about 38 KB each to decode: not both in 64 KB.
-        let heavy = empty_objects(100);
+        // 600 bytes each, light to read, but about 39 KB each to decode: not both in 64 KB.
+        let heavy = empty_objects(200);
         assert!(intake::weight(&heavy) > TEST_INTAKE.decoding / 2);
         let addr = serving(timed_router(TEST_INTAKE)).await;
         let started = std::time::Instant::now();
