@@ -87,6 +87,12 @@ pub(super) fn external_resource(
 /// k8s.io/api/<group>/<version>`).
 pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
     let api = &args.api;
+    if args.controller == Some(false) {
+        bail!(
+            "--resource=false --controller=false would scaffold nothing\nhelp: drop --controller=false to get a controller for {}",
+            api.kind
+        );
+    }
     let Some(builtin) = BuiltinType::find(&api.group, &api.version, &api.kind) else {
         bail!(
             "{}/{} {} is not a Kubernetes {} type\nhelp: --resource=false makes a controller for a type Kubernetes defines: {}",
@@ -101,12 +107,6 @@ pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Resul
             BuiltinType::suggestions(&api.group)
         );
     };
-    if args.controller == Some(false) {
-        bail!(
-            "--resource=false --controller=false would scaffold nothing\nhelp: drop --controller=false to get a controller for {}",
-            builtin.kind
-        );
-    }
     // --namespaced is true unless given: false says the user thinks the type cluster-scoped.
     if args.deploy_image == Some(true) || args.plural.is_some() || args.namespaced == Some(false) {
         bail!(

@@ -223,10 +223,13 @@ fn conflicting_apis() {
         &args("--group apps --version v1beta1 --kind Deployment --resource=false"),
         "help: --resource=false makes a controller for a type Kubernetes defines: apps/v1 ControllerRevision",
     );
-    refuse_create(
-        &args("--group apps --version v1 --kind Deployment --resource=false --controller=false"),
-        "would scaffold nothing",
-    );
+    for flags in [
+        "--group apps --version v1 --kind Deployment --resource=false --controller=false",
+        // Nothing to scaffold is said first, whatever the type.
+        "--group z --version v1 --kind Z --resource=false --controller=false",
+    ] {
+        refuse_create(&args(flags), "would scaffold nothing");
+    }
     refuse_create(
         &args("--group core --version v1 --kind ConfigMap --resource=false --plural configs"),
         "--deploy-image, --plural and --namespaced apply to the project's own APIs",

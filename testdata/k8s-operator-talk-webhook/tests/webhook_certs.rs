@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -288,6 +288,13 @@ async fn install_deployed_configurations(admin: &Client) -> (Target, (String, St
         namespace: NAMESPACE.into(),
     };
     let names = apply_configurations(admin, &target, None, "kubectl").await;
+    // And the Service they call (config/webhook/service.yaml).
+    let service = serde_json::json!({"metadata": {"name": configs::deployed(configs::SERVICE)}, "spec": {"ports": [{"port": 443, "targetPort": 9443}]}});
+    let service: Service = serde_json::from_value(service).unwrap();
+    Api::<Service>::namespaced(admin.clone(), NAMESPACE)
+        .create(&PostParams::default(), &service)
+        .await
+        .expect("creating the webhook Service");
     (target, names)
 }
 
@@ -551,6 +558,34 @@ async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installe
             config.ca_bundle.map(|b| b.0),
             Some(bundle.clone()),
             "{} still trusts the deployed manager",
+            conversion.crd
+        );
+    }
+    // Once that deployment is gone (its release uninstalled, the CRDs kept), the other
+    // namespace's manager takes its CRDs over.
+    let services = Api::<Service>::namespaced(admin.clone(), NAMESPACE);
+    services
+        .delete(
+            &configs::deployed(configs::SERVICE),
+            &DeleteParams::default(),
+        )
+        .await
+        .unwrap();
+    there.check().await.expect("a check in the other namespace");
+    for conversion in webhook::conversions() {
+        let crd = Api::<CustomResourceDefinition>::all(admin.clone())
+            .get(conversion.crd)
+            .await
+            .unwrap();
+        let service = crd
+            .spec
+            .conversion
+            .and_then(|c| c.webhook?.client_config?.service)
+            .map(|s| s.namespace);
+        assert_eq!(
+            service.as_deref(),
+            Some(elsewhere),
+            "{} was taken over",
             conversion.crd
         );
     }

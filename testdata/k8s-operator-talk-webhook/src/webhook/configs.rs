@@ -407,6 +407,8 @@ pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
             &["get", "patch"],
             crds,
         ));
+        // Whether the webhook Service a CRD calls, in another namespace, is still there.
+        cluster_rules.push(rule("", &["services"], &["get"], vec![deployed(SERVICE)]));
     }
     if local {
         cluster_rules.push(rule(

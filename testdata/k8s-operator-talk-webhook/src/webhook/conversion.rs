@@ -7,6 +7,7 @@
 //! `--webhook-url`, the URL) into the CRDs' conversion settings (`write_bundle`).
 
 use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceConversion, CustomResourceDefinition, ServiceReference, WebhookClientConfig,
     WebhookConversion,
@@ -255,9 +256,12 @@ pub async fn write_bundle(
             all = false;
             continue;
         };
-        if let Some(calls) = deployed_elsewhere(crd.spec.conversion.as_ref(), target) {
-            tracing::warn!(crd = conversion.crd, %calls, "the CRD converts through another manager: left alone");
-            continue;
+        if let Some((namespace, name)) = deployed_elsewhere(crd.spec.conversion.as_ref(), target) {
+            if is_served(client, &namespace, &name).await {
+                tracing::warn!(crd = conversion.crd, calls = %format!("Service {namespace}/{name}"), "the CRD converts through another manager: left alone");
+                continue;
+            }
+            tracing::info!(crd = conversion.crd, calls = %format!("Service {namespace}/{name}"), "the CRD converts through a Service that is gone: taking it over");
         }
         if crd.spec.conversion.as_ref() != Some(&wanted) {
             let version = crd.resource_version().unwrap_or_default();
@@ -275,15 +279,15 @@ pub async fn write_bundle(
     Ok(all)
 }
 
-/// The Service of another manager that `conversion` (a CRD's) calls, if it calls one. Not
-/// another's: no webhook yet; the Service config/crd names before kustomize gives it a prefix
-/// and a namespace (`make install`, which nothing serves); the manager's own Service; a URL,
-/// which only `make run --webhook-url` writes. So a manager run locally next to a deployment
-/// leaves the CRD to it, and a deployed one takes it back from a local session.
+/// The Service (namespace, name) of another manager that `conversion` (a CRD's) calls, if it
+/// calls one. Not another's: no webhook yet; the Service config/crd names before kustomize
+/// gives it a prefix and a namespace (`make install`, which nothing serves); the manager's own
+/// Service; a URL, which only `make run --webhook-url` writes. So a manager run locally next to
+/// a deployment leaves the CRD to it, and a deployed one takes it back from a local session.
 fn deployed_elsewhere(
     conversion: Option<&CustomResourceConversion>,
     target: &Target,
-) -> Option<String> {
+) -> Option<(String, String)> {
     let webhook = conversion
         .filter(|c| c.strategy == "Webhook")?
         .webhook
@@ -292,7 +296,24 @@ fn deployed_elsewhere(
     let (name, namespace) = (&service.name, &service.namespace);
     let installed = name == SERVICE && namespace == "system";
     let ours = matches!(target, Target::Service { name: n, namespace: ns } if n == name && ns == namespace);
-    (!installed && !ours).then(|| format!("Service {namespace}/{name}"))
+    (!installed && !ours).then(|| (namespace.clone(), name.clone()))
+}
+
+/// Whether the webhook Service `namespace`/`name` another manager's CRD calls is still there.
+/// Gone (that release uninstalled, its CRDs kept), the CRD is taken over. The manager may read
+/// only Services named like its own; another project's, or an error, count as there.
+async fn is_served(client: &Client, namespace: &str, name: &str) -> bool {
+    if name != super::configs::deployed(SERVICE) {
+        return true;
+    }
+    let services: Api<Service> = Api::namespaced(client.clone(), namespace);
+    match services.get_opt(name).await {
+        Ok(found) => found.is_some(),
+        Err(err) => {
+            tracing::warn!(%err, namespace, name, "reading the Service a CRD converts through");
+            true
+        }
+    }
 }
 
 #[cfg(test)]
@@ -370,10 +391,8 @@ mod tests {
             assert_eq!(deployed_elsewhere(free.as_ref(), &ours), None, "{free:?}");
         }
         let other = calling(&service("p-webhook-service", "other-system"));
-        assert_eq!(
-            deployed_elsewhere(other.as_ref(), &ours).as_deref(),
-            Some("Service other-system/p-webhook-service")
-        );
+        let elsewhere = Some(("other-system".to_string(), "p-webhook-service".to_string()));
+        assert_eq!(deployed_elsewhere(other.as_ref(), &ours), elsewhere);
         // A local session leaves a deployed manager's CRD alone.
         assert!(deployed_elsewhere(calling(&ours).as_ref(), &local).is_some());
         assert_eq!(
