@@ -14,7 +14,9 @@ use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, WebhookClientConfig,
+};
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
@@ -535,15 +537,7 @@ async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installe
     );
     // So do the CRDs that convert through the manager, with its bundle.
     for conversion in webhook::conversions() {
-        let crd = Api::<CustomResourceDefinition>::all(admin.clone())
-            .get(conversion.crd)
-            .await
-            .unwrap();
-        let config = crd
-            .spec
-            .conversion
-            .and_then(|c| c.webhook?.client_config)
-            .expect("the CRD converts through a webhook");
+        let config = conversion_client(&admin, conversion.crd).await;
         let service = config
             .service
             .as_ref()
@@ -573,14 +567,9 @@ async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installe
         .unwrap();
     there.check().await.expect("a check in the other namespace");
     for conversion in webhook::conversions() {
-        let crd = Api::<CustomResourceDefinition>::all(admin.clone())
-            .get(conversion.crd)
+        let service = conversion_client(&admin, conversion.crd)
             .await
-            .unwrap();
-        let service = crd
-            .spec
-            .conversion
-            .and_then(|c| c.webhook?.client_config?.service)
+            .service
             .map(|s| s.namespace);
         assert_eq!(
             service.as_deref(),
@@ -589,6 +578,18 @@ async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installe
             conversion.crd
         );
     }
+}
+
+/// What the conversion webhook of the CRD `name` calls.
+async fn conversion_client(admin: &Client, name: &str) -> WebhookClientConfig {
+    let crd = Api::<CustomResourceDefinition>::all(admin.clone())
+        .get(name)
+        .await
+        .unwrap();
+    crd.spec
+        .conversion
+        .and_then(|c| c.webhook?.client_config)
+        .expect("the CRD converts through a webhook")
 }
 
 /// A CA and a serving certificate for 127.0.0.1 signed by it, as cert-manager would issue
@@ -669,14 +670,7 @@ async fn a_mounted_certificate_is_served_and_read_again_when_renewed() {
         .await
         .expect("admitted with the renewed certificate");
     for conversion in &conversions {
-        let crd = Api::<CustomResourceDefinition>::all(admin.clone())
-            .get(conversion.crd)
-            .await
-            .unwrap();
-        let bundle = crd
-            .spec
-            .conversion
-            .and_then(|c| c.webhook?.client_config?.ca_bundle);
+        let bundle = conversion_client(&admin, conversion.crd).await.ca_bundle;
         assert_eq!(
             bundle.map(|b| b.0),
             Some(ca.clone().into_bytes()),
