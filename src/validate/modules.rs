@@ -21,6 +21,7 @@ pub const GENERATED_MODULES: &[&str] = &[
     "rbac",
     "flags",
     "admission",
+    "ca_bundle",
     "certs",
     "configs",
     "conversion",

@@ -13,6 +13,7 @@ mod generated;
 mod golden;
 mod helm;
 mod helm_cluster;
+mod helm_render;
 mod helm_values;
 mod helm_webhooks;
 mod host;

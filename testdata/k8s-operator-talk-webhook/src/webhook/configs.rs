@@ -3,8 +3,8 @@
 //! registry (`super::hooks()`), as controller-gen makes them from `+kubebuilder:webhook`
 //! markers: `make manifests` writes them to config/webhook/manifests.yaml (calling the
 //! Service), and with `--webhook-url` the manager applies them itself (calling that URL).
-//! The manager writes its CA bundle into them (`write_bundle`), and the RBAC for what it
-//! touches comes from here too (`roles`).
+//! The manager writes its CA bundle into them (`super::ca_bundle`), and the RBAC for what it
+//! touches comes from here (`roles`).
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
@@ -13,9 +13,7 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
-use kube::api::{Api, ObjectMeta, Patch, PatchParams};
-use kube::{Client, ResourceExt};
-use serde_json::{Value, json};
+use kube::api::ObjectMeta;
 
 /// One admission webhook: where the manager serves it and what the API server sends it.
 #[derive(Clone, Copy)]
@@ -84,7 +82,7 @@ impl Target {
 
 impl Target {
     /// Whether a webhook with `config` calls this target's Service.
-    fn is_called_by(&self, config: &WebhookClientConfig) -> bool {
+    pub(super) fn is_called_by(&self, config: &WebhookClientConfig) -> bool {
         match (self, &config.service) {
             (Target::Service { name, namespace }, Some(service)) => {
                 service.name == *name && service.namespace == *namespace
@@ -95,7 +93,7 @@ impl Target {
 }
 
 /// What a webhook calls: a Service or a URL.
-fn describe(config: &WebhookClientConfig) -> String {
+pub(super) fn describe(config: &WebhookClientConfig) -> String {
     match (&config.service, &config.url) {
         (Some(service), _) => format!("Service {}/{}", service.namespace, service.name),
         (None, Some(url)) => url.clone(),
@@ -223,153 +221,13 @@ pub fn manifests_yaml(hooks: &[Hook]) -> Result<String, serde_saphyr::SerializeE
 }
 
 /// A typed object as JSON with its apiVersion and kind, as manifests carry them.
-fn with_kind<K: kube::Resource<DynamicType = ()> + serde::Serialize>(
+pub(super) fn with_kind<K: kube::Resource<DynamicType = ()> + serde::Serialize>(
     object: K,
 ) -> Result<serde_json::Value, serde_saphyr::SerializeError> {
     let mut value = serde_json::to_value(&object).unwrap_or_default();
     value["apiVersion"] = K::api_version(&()).into();
     value["kind"] = K::kind(&()).into();
     Ok(value)
-}
-
-/// Makes the deployed configurations carry `bundle`. With a URL target the manager applies
-/// them whole; with the Service it only fills in the CA bundle of its own webhooks in the
-/// configurations config/webhook installed. The CRDs of the kinds that convert through the
-/// manager get the bundle and the target too. Returns whether all of them hold it now.
-pub async fn write_bundle(
-    client: &Client,
-    hooks: &[Hook],
-    target: &Target,
-    bundle: &str,
-) -> Result<bool, kube::Error> {
-    let names = (deployed(MUTATING), deployed(VALIDATING));
-    // Applied whole only for a URL target (a local run), for every namespace; deployed, the
-    // configurations are config/webhook's, namespaces selected.
-    let (mutating, validating) =
-        configurations(hooks, target, Some(bundle), (&names.0, &names.1), &[]);
-    let ca = ByteString(bundle.as_bytes().to_vec());
-    let mutating = sync(client, &names.0, mutating, target, &ca, hooks).await?;
-    let validating = sync(client, &names.1, validating, target, &ca, hooks).await?;
-    let crds =
-        super::conversion::write_bundle(client, &super::conversions(), target, bundle).await?;
-    Ok(mutating && validating && crds)
-}
-
-/// A webhook configuration, mutating or validating.
-trait Configuration:
-    kube::Resource<DynamicType = ()>
-    + Clone
-    + std::fmt::Debug
-    + serde::Serialize
-    + serde::de::DeserializeOwned
-{
-    /// Each webhook's name and client config.
-    fn client_configs(&mut self) -> Vec<(String, &mut WebhookClientConfig)>;
-}
-
-/// Both kinds of configuration hold their webhooks alike (the types differ only in the
-/// webhooks' other fields), so one body serves both.
-macro_rules! configuration {
-    ($($kind:ty),+) => {$(
-        impl Configuration for $kind {
-            fn client_configs(&mut self) -> Vec<(String, &mut WebhookClientConfig)> {
-                let webhooks = self.webhooks.iter_mut().flatten();
-                webhooks
-                    .map(|w| (w.name.clone(), &mut w.client_config))
-                    .collect()
-            }
-        }
-    )+};
-}
-
-configuration!(MutatingWebhookConfiguration, ValidatingWebhookConfiguration);
-
-/// Makes the configuration `name` carry `ca`: applies `wanted` whole for a URL target, else
-/// sets `ca` in each of our webhooks' client config, patching only those bundles and only when
-/// one differs (on the version read: a conflict is an error, and the next check retries).
-/// Nothing to do without `wanted` (no webhook of its type). A webhook calling another manager
-/// (a Service in another namespace, or a deployed one seen from `--webhook-url`) is left
-/// alone: writing our bundle there would make the API server distrust that manager. Then the
-/// bundle is not live, and the keeper rotates nothing.
-async fn sync<K: Configuration>(
-    client: &Client,
-    name: &str,
-    wanted: Option<K>,
-    target: &Target,
-    ca: &ByteString,
-    hooks: &[Hook],
-) -> Result<bool, kube::Error> {
-    let Some(wanted) = wanted else {
-        return Ok(true);
-    };
-    let api: Api<K> = Api::all(client.clone());
-    let existing = api.get_opt(name).await?;
-    if let Target::Url(_) = target {
-        let deployed = existing.and_then(|mut config| {
-            let calls = config.client_configs().into_iter();
-            calls
-                .filter(|(_, c)| c.service.is_some())
-                .map(|(_, c)| describe(c))
-                .next()
-        });
-        if let Some(calls) = deployed {
-            tracing::warn!(configuration = name, %calls, "the webhook configuration calls a deployed manager: left alone; undeploy it (make undeploy) to run the webhooks here");
-            return Ok(false);
-        }
-        let params = PatchParams::apply(crate::MANAGER).force();
-        let applied = with_kind(wanted).unwrap_or_default();
-        api.patch(name, &params, &Patch::Apply(applied)).await?;
-        return Ok(true);
-    }
-    let Some(mut config) = existing else {
-        tracing::warn!(
-            configuration = name,
-            "no webhook configuration to write the CA bundle into: deploy config/webhook (make deploy), or run the manager with --webhook-url"
-        );
-        return Ok(false);
-    };
-    let version = config.resource_version().unwrap_or_default();
-    let mut stale = Vec::new();
-    let mut foreign = None;
-    for (index, (webhook, client_config)) in config.client_configs().into_iter().enumerate() {
-        if !hooks.iter().any(|h| h.name == webhook) {
-            continue;
-        }
-        if !target.is_called_by(client_config) {
-            foreign = Some(describe(client_config));
-        } else if client_config.ca_bundle.as_ref() != Some(ca) {
-            stale.push(index);
-        }
-    }
-    if let Some(calls) = foreign {
-        tracing::warn!(configuration = name, %calls, "the webhook configuration calls another manager: its CA bundle is left alone");
-        return Ok(false);
-    }
-    if !stale.is_empty() {
-        let bundles = stale.iter().map(|index| {
-            let path = format!("/webhooks/{index}/clientConfig/caBundle");
-            (path, json!(ca))
-        });
-        let patch = versioned_patch(&version, bundles).map_err(kube::Error::SerdeError)?;
-        api.patch(name, &PatchParams::default(), &Patch::Json::<()>(patch))
-            .await?;
-    }
-    Ok(true)
-}
-
-/// A JSON patch setting each (path, value) of `fields`, which the API server refuses unless
-/// the object is still at `version`. The manager writes only the fields it owns this way: a
-/// typed replace would also send back, as this build knows them, every field of the object,
-/// and drop those of a newer API server (a CRD's schema keywords above all).
-pub(crate) fn versioned_patch(
-    version: &str,
-    fields: impl IntoIterator<Item = (String, Value)>,
-) -> Result<json_patch::Patch, serde_json::Error> {
-    let check = json!({"op": "test", "path": "/metadata/resourceVersion", "value": version});
-    let sets = fields
-        .into_iter()
-        .map(|(path, value)| json!({"op": "add", "path": path, "value": value}));
-    serde_json::from_value(Value::Array(std::iter::once(check).chain(sets).collect()))
 }
 
 /// What the manager needs to keep its certificates: its Secret (in `namespace`: created when
@@ -452,10 +310,9 @@ pub fn roles_yaml() -> Result<String, serde_saphyr::SerializeError> {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::ByteString;
     use serde_json::json;
 
-    use super::{namespace_selector, versioned_patch};
+    use super::namespace_selector;
 
     #[test]
     fn a_namespace_scoped_managers_webhooks_select_its_namespaces() {
@@ -473,25 +330,5 @@ mod tests {
             crate::controller::NAMESPACED && !crate::webhook::hooks().is_empty(),
             "{manifests}"
         );
-    }
-
-    #[test]
-    fn a_bundle_patch_sets_only_the_bundles_and_only_on_the_version_read() {
-        let config = json!({
-            "metadata": {"name": "m", "resourceVersion": "7"},
-            "webhooks": [
-                {"name": "theirs", "clientConfig": {"url": "https://x"}, "fieldOfANewerServer": 1},
-                {"name": "ours", "clientConfig": {"caBundle": "b2xk"}, "fieldOfANewerServer": 2},
-            ],
-        });
-        let ca = json!(ByteString(b"ca".to_vec()));
-        let bundle = || [("/webhooks/1/clientConfig/caBundle".to_string(), ca.clone())];
-        let mut patched = config.clone();
-        json_patch::patch(&mut patched, &versioned_patch("7", bundle()).unwrap()).unwrap();
-        let mut expected = config.clone();
-        expected["webhooks"][1]["clientConfig"]["caBundle"] = json!("Y2E=");
-        assert_eq!(patched, expected);
-        let mut stale = config.clone();
-        assert!(json_patch::patch(&mut stale, &versioned_patch("6", bundle()).unwrap()).is_err());
     }
 }

@@ -20,7 +20,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::configs::{SERVICE, Target, versioned_patch};
+use super::ca_bundle::versioned_patch;
+use super::configs::{SERVICE, Target};
 
 /// Where the manager serves conversions, as kubebuilder routes them.
 pub const PATH: &str = "/convert";

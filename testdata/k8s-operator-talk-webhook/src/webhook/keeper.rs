@@ -17,6 +17,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, ObjectMeta, PostParams};
 
+use super::ca_bundle;
 use super::certs::{State, Step, Validity, now};
 use super::configs::{self, Hook, Target};
 
@@ -149,7 +150,8 @@ impl Keeper {
             }
         };
         let mut live =
-            configs::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle()).await?;
+            ca_bundle::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle())
+                .await?;
         let propagation = self.validity.propagation.as_secs() as i64;
         let settled = self.live_for(&state.bundle(), live) >= propagation;
         if let Some(step) = state.next_step(now(), &self.validity, settled, &self.hosts) {
@@ -162,8 +164,9 @@ impl Keeper {
             // A conflict means another replica rotated first: its state is read next time.
             self.write(&next, Some(stored)).await?;
             state = next;
-            live = configs::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle())
-                .await?;
+            live =
+                ca_bundle::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle())
+                    .await?;
             self.live_for(&state.bundle(), live);
         }
         self.current = Some(state.clone());

@@ -4,9 +4,10 @@
 //! which routes the API server's AdmissionReviews to them; conversion webhooks
 //! (`--conversion`): `conversions`, which routes ConversionReviews through each kind's hub.
 //! The manager serves them over HTTPS (`serve`) with certificates it keeps itself (`keeper`,
-//! `certs`), and `make manifests` writes their configurations (`configs`). Until the project
-//! has a webhook, only `flags`, `run` and `manifests` are here: the manager takes the webhook
-//! flags and serves nothing, and its binary carries no webhook server.
+//! `certs`), whose CA bundle it writes where the API server reads it (`ca_bundle`), and `make
+//! manifests` writes their configurations (`configs`). Until the project has a webhook, only
+//! `flags`, `run` and `manifests` are here: the manager takes the webhook flags and serves
+//! nothing, and its binary carries no webhook server.
 
 use kube::Client;
 

@@ -1,0 +1,247 @@
+//! The chart, linted and rendered with helm v3.22.0 for the article's project, the many-kinds
+//! project and a namespaced one, holds exactly the CRDs and manager rules `make manifests`
+//! writes under config/.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::generated::run;
+use crate::helm::{helm, helm_bin};
+use crate::host::checked;
+use crate::many_kinds::many_kinds_project;
+use crate::support::*;
+use serde_json::json;
+
+/// The namespaceSelector of every admission webhook in `yaml`.
+fn webhook_selectors(yaml: &str) -> Vec<serde_json::Value> {
+    let documents = crate::helm_cluster::documents(yaml);
+    let configurations = documents.iter().filter(|o| {
+        o["kind"]
+            .as_str()
+            .is_some_and(|k| k.ends_with("WebhookConfiguration"))
+    });
+    configurations
+        .flat_map(|o| o["webhooks"].as_array().cloned().unwrap_or_default())
+        .map(|w| w["namespaceSelector"].clone())
+        .collect()
+}
+
+/// `make helm-lint` (`make manifests`, then helm lint --strict) and helm template; the chart's
+/// CRDs and manager rules are config/'s.
+fn lints_renders_and_matches_config(helm_bin: &Path, dir: &Path) -> String {
+    let helm_var = format!("HELM={}", helm_bin.display());
+    let lint = run(dir, "make", &["helm-lint", &helm_var]);
+    assert!(
+        lint.contains("1 chart(s) linted, 0 chart(s) failed"),
+        "{lint}"
+    );
+    let rendered = helm(
+        helm_bin,
+        dir,
+        &["template", "k8s-operator-talk", "dist/chart"],
+    );
+    let objects = crate::helm_cluster::documents(&rendered);
+    let crds: Vec<_> = objects
+        .iter()
+        .filter(|o| o["kind"] == "CustomResourceDefinition")
+        .collect();
+    let bases = std::fs::read_dir(dir.join("config/crd/bases")).unwrap();
+    let mut expected = 0;
+    for entry in bases {
+        let mut base = serde_yaml::from_str::<serde_json::Value>(
+            &std::fs::read_to_string(entry.unwrap().path()).unwrap(),
+        )
+        .unwrap();
+        // A conversion webhook calls the release's Service (here in namespace default), as
+        // kustomize makes it call `make deploy`'s.
+        if let Some(service) = base.pointer_mut("/spec/conversion/webhook/clientConfig/service") {
+            service["name"] = "k8s-operator-talk-webhook-service".into();
+            service["namespace"] = "default".into();
+        }
+        let name = &base["metadata"]["name"];
+        let chart = crds
+            .iter()
+            .find(|c| &c["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("the chart lacks the CRD {name}"));
+        // Helm's toYaml writes schemars' `maximum: 65535.0` as `65535`: the same number.
+        assert_eq!(
+            numbers_as_f64(chart["spec"].clone()),
+            numbers_as_f64(base["spec"].clone()),
+            "{name}"
+        );
+        assert_eq!(
+            chart["metadata"]["annotations"]["helm.sh/resource-policy"],
+            "keep"
+        );
+        expected += 1;
+    }
+    assert_eq!(crds.len(), expected, "the chart holds other CRDs");
+    let role =
+        serde_yaml::from_str::<serde_json::Value>(&read(dir, "config/rbac/role.yaml")).unwrap();
+    let chart_role = objects
+        .iter()
+        .find(|o| o["metadata"]["name"] == "k8s-operator-talk-manager-role")
+        .expect("the manager's role");
+    assert_eq!(chart_role["kind"], role["kind"]);
+    assert_eq!(chart_role["rules"], role["rules"]);
+    rendered
+}
+
+/// `value` with every number as a float, for comparing YAML written by different tools.
+fn numbers_as_f64(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => n.as_f64().map(Value::from).unwrap(),
+        Value::Array(items) => items.into_iter().map(numbers_as_f64).collect(),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, numbers_as_f64(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+#[test]
+#[ignore = "builds helm and the generated projects; run by hack/test.sh"]
+fn the_chart_lints_and_renders_what_config_holds() {
+    let bin = helm_bin();
+    let (_a, article) = project_dir();
+    article_project(&article);
+    succeed(&article, &["edit", "--plugins", "helm"]);
+    let rendered = lints_renders_and_matches_config(&bin, &article);
+    assert!(rendered.contains("kind: ClusterRoleBinding"), "{rendered}");
+    crate::helm_values::values_reach_the_manager(&bin, &article);
+    assert!(
+        !rendered.contains("kind: PodDisruptionBudget"),
+        "{rendered}"
+    );
+    // More than one replica: a PodDisruptionBudget over the manager's Pods.
+    let replicas = [
+        "template",
+        "rel",
+        "dist/chart",
+        "--set",
+        "manager.replicas=2",
+    ];
+    let objects = crate::helm_cluster::documents(&helm(&bin, &article, &replicas));
+    let kind = |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap();
+    let budget = &kind("PodDisruptionBudget")["spec"];
+    assert_eq!(budget["minAvailable"], 1);
+    let pods = &kind("Deployment")["spec"]["selector"]["matchLabels"];
+    assert_eq!(&budget["selector"]["matchLabels"], pods);
+    // A tag of digits, as --set and values.yaml give it (a number), is printed whole.
+    for tag in ["manager.image.tag=20260820", "manager.image.tag=7"] {
+        let args = ["template", "rel", "dist/chart", "--set", tag];
+        let objects = crate::helm_cluster::documents(&helm(&bin, &article, &args));
+        let manager = objects.iter().find(|o| o["kind"] == "Deployment").unwrap();
+        let image = &manager["spec"]["template"]["spec"]["containers"][0]["image"];
+        let digits = tag.rsplit('=').next().unwrap();
+        assert_eq!(
+            image.as_str(),
+            Some(format!("controller:{digits}").as_str())
+        );
+    }
+    let helm_var = format!("HELM={}", bin.display());
+    run(
+        &article,
+        "make",
+        &["helm-package", &helm_var, "CHART_VERSION=0.2.0"],
+    );
+    let package = article.join("dist/k8s-operator-talk-0.2.0.tgz");
+    let listing = checked(Command::new("tar").arg("tzf").arg(&package)).0;
+    for file in [
+        "values.yaml",
+        "templates/manager/manager.yaml",
+        "files/rbac/role.yaml",
+        "files/crds/minetto.dev_applications.yaml",
+    ] {
+        assert!(
+            listing.contains(&format!("k8s-operator-talk/{file}\n")),
+            "{file} not packaged:\n{listing}"
+        );
+    }
+    crate::helm_values::the_image_follows_the_chart_version(&bin, &article, &package);
+
+    let (_m, many) = project_dir();
+    many_kinds_project(&many);
+    succeed(&many, &["edit", "--plugins", "helm"]);
+    let rendered = lints_renders_and_matches_config(&bin, &many);
+    assert!(
+        rendered.contains("k8s-operator-talk-apps-self-viewer-role"),
+        "{rendered}"
+    );
+
+    let (_n, namespaced) = project_dir();
+    init_with(&namespaced, &["--namespaced", "--plugins", "helm"]);
+    create_api(
+        &namespaced,
+        &["--version", "v1alpha1", "--kind", "Application"],
+    );
+    create_api(
+        &namespaced,
+        &["--group", "batch", "--version", "v1", "--kind", "Person"],
+    );
+    let webhooks = "--version v1alpha1 --kind Application --defaulting --programmatic-validation";
+    create_webhook(&namespaced, &args(webhooks));
+    let rendered = lints_renders_and_matches_config(&bin, &namespaced);
+    assert!(rendered.contains("name: WATCH_NAMESPACE"), "{rendered}");
+    // Its webhooks are called only for the namespaces it watches.
+    let selected = |namespaces: &[&str]| {
+        json!({"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": namespaces},
+        ]})
+    };
+    assert_eq!(
+        webhook_selectors(&rendered),
+        [selected(&["default"]), selected(&["default"])]
+    );
+    let assets = std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS");
+    let kubectl = Path::new(&assets).join("kubectl");
+    let deployed = run(
+        &namespaced,
+        kubectl.to_str().unwrap(),
+        &["kustomize", "config/default"],
+    );
+    let own = json!({"matchLabels": {"kubernetes.io/metadata.name": "k8s-operator-talk-system"}});
+    assert_eq!(webhook_selectors(&deployed), [own.clone(), own]);
+    let watched = helm(
+        &bin,
+        &namespaced,
+        &[
+            "template",
+            "k8s-operator-talk",
+            "dist/chart",
+            "--set",
+            "manager.watchNamespaces={a,b}",
+        ],
+    );
+    for ns in ["a", "b"] {
+        assert!(
+            watched.contains(&format!(
+                "kind: Role\nmetadata:\n  name: k8s-operator-talk-manager-role\n  namespace: {ns}\n"
+            )),
+            "{watched}"
+        );
+    }
+    assert!(watched.contains("value: \"a,b\""), "{watched}");
+    assert_eq!(
+        webhook_selectors(&watched),
+        [selected(&["a", "b"]), selected(&["a", "b"])]
+    );
+
+    // Without `make manifests` the chart has no role: lint says what to run.
+    std::fs::remove_file(namespaced.join("dist/chart/files/rbac/role.yaml")).unwrap();
+    let out = Command::new(&bin)
+        .args(["lint", "dist/chart"])
+        .current_dir(&namespaced)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("run `make manifests`"), "{said}");
+}
