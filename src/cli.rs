@@ -69,9 +69,10 @@ pub struct InitArgs {
     /// Copyright owner for the license
     #[arg(long, default_value = "")]
     pub owner: String,
-    /// License of the generated project
-    #[arg(long, value_enum, default_value = "apache2")]
-    pub license: License,
+    /// License of the generated project [default: that of a LICENSE already in the
+    /// directory when it is MIT or Apache-2.0, else apache2]
+    #[arg(long, value_enum)]
+    pub license: Option<License>,
     /// Scaffold a namespace-scoped manager: it watches only the namespaces in WATCH_NAMESPACE
     /// (its own when deployed), granted by a Role and RoleBinding instead of a ClusterRole
     #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]

@@ -20,12 +20,14 @@ pub enum Policy {
     /// A build output (`make manifests`) of a resource being deleted: removed as it is.
     RemoveOutput,
     /// The user's file that a changed project setting rewrites (`opsdk edit`): rewritten
-    /// while it still holds `previous` (what opsdk wrote for the old setting); a file the
-    /// user changed is refused (unless `--force`). An absent file is written.
+    /// while it still holds `previous` (what opsdk wrote for the old setting); in a file the
+    /// user changed, opsdk's change is merged when it touches other lines, else refused
+    /// (unless `--force`). An absent file is written.
     Replace,
     /// The user's documentation that a changed project adds a section to (README.md):
-    /// rewritten while it still holds `previous`; a file the user changed, or removed, is
-    /// kept as it is, and the command says so.
+    /// rewritten while it still holds `previous`, merged into a file the user changed where
+    /// that touches other lines; otherwise, or when removed, kept as it is, and the command
+    /// says so.
     Refresh,
 }
 

@@ -176,6 +176,13 @@ impl Project {
     pub fn load(root: &Path) -> Result<Project> {
         let path = root.join(FILE_NAME);
         if !path.exists() {
+            if let Some(project_root) = enclosing_project(root) {
+                bail!(
+                    "no {FILE_NAME} file in {}: opsdk runs from the project's root\nhelp: cd {} and run it again",
+                    root.display(),
+                    project_root.display()
+                );
+            }
             bail!(
                 "no {FILE_NAME} file in {}: this is not an opsdk project\nhelp: run `opsdk init --domain <domain> --repo <repo>` first",
                 root.display()
@@ -204,4 +211,14 @@ impl Project {
         }
         Ok(project)
     }
+}
+
+/// The nearest directory above `dir` holding a PROJECT file: the root of the project a
+/// command was run inside of.
+fn enclosing_project(dir: &Path) -> Option<std::path::PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    dir.ancestors()
+        .skip(1)
+        .find(|candidate| candidate.join(FILE_NAME).is_file())
+        .map(Path::to_path_buf)
 }

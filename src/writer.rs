@@ -9,6 +9,7 @@ use anyhow::{Context as _, Result, bail};
 use crate::plan::{GENERATED_MARKER, Plan, PlannedFile, Policy};
 
 mod commit;
+mod merge;
 
 use commit::{Change, commit};
 
@@ -17,6 +18,8 @@ pub enum Action {
     Create,
     Update,
     Overwrite,
+    /// The user's changed file, with opsdk's change merged into it (`Step::merged`).
+    Merge,
     Unchanged,
     Remove,
     /// The user's changed file a `Policy::Refresh` leaves alone.
@@ -29,6 +32,7 @@ impl Action {
             Action::Create => "create",
             Action::Update => "update",
             Action::Overwrite => "overwrite",
+            Action::Merge => "merge",
             Action::Unchanged => "unchanged",
             Action::Remove => "remove",
             Action::Kept => "keep",
@@ -45,14 +49,20 @@ pub enum Force {
     On,
 }
 
+/// What happens to one planned file.
+pub struct Step<'p> {
+    pub action: Action,
+    pub file: &'p PlannedFile,
+    /// For `Action::Merge`: the user's file with opsdk's change carried into it.
+    pub merged: Option<String>,
+}
+
 /// Decides what happens to each planned file; refuses the whole plan on any conflict.
-/// `Force::On` overwrites (or removes) the user's files in the plan, never an opsdk file the
-/// user took over. A removal of a file that is not there is no action.
-pub fn check<'p>(
-    root: &Path,
-    plan: &'p Plan,
-    force: Force,
-) -> Result<Vec<(Action, &'p PlannedFile)>> {
+/// A user's file opsdk rewrites (`Replace`, `Refresh`) that the user changed gets opsdk's
+/// change merged in when the two touch different lines. `Force::On` overwrites (or removes)
+/// the user's files in the plan, never an opsdk file the user took over. A removal of a file
+/// that is not there is no action.
+pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'p>>> {
     let mut actions = Vec::new();
     let mut conflicts = Vec::new();
     let mut taken_over = Vec::new();
@@ -68,6 +78,7 @@ pub fn check<'p>(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e).with_context(|| format!("reading {}", target.display())),
         };
+        let mut merged = None;
         let action = match (existing, file.policy) {
             (None, policy) if policy.removes() => continue,
             (Some(_), Policy::RemoveOutput) => Action::Remove,
@@ -97,10 +108,16 @@ pub fn check<'p>(
                 Action::Update
             }
             (Some(_), Policy::Replace) if force == Force::On => Action::Overwrite,
-            (Some(_), Policy::Replace) => {
-                edited.push(file.path.display().to_string());
-                continue;
-            }
+            (Some(bytes), Policy::Replace) => match merge_into(&bytes, file) {
+                Ok(text) => {
+                    merged = Some(text);
+                    Action::Merge
+                }
+                Err(lines) => {
+                    edited.push(format!("{} ({lines})", file.path.display()));
+                    continue;
+                }
+            },
             (None, Policy::Refresh) => continue,
             (Some(bytes), Policy::Refresh) if bytes == file.contents.as_bytes() => {
                 Action::Unchanged
@@ -110,7 +127,13 @@ pub fn check<'p>(
             {
                 Action::Update
             }
-            (Some(_), Policy::Refresh) => Action::Kept,
+            (Some(bytes), Policy::Refresh) => match merge_into(&bytes, file) {
+                Ok(text) => {
+                    merged = Some(text);
+                    Action::Merge
+                }
+                Err(_) => Action::Kept,
+            },
             (None, _) => Action::Create,
             (Some(bytes), _) if bytes == file.contents.as_bytes() => Action::Unchanged,
             (Some(bytes), Policy::Regenerate) if first_line_has_marker(&bytes) => Action::Update,
@@ -124,7 +147,11 @@ pub fn check<'p>(
                 continue;
             }
         };
-        actions.push((action, file));
+        actions.push(Step {
+            action,
+            file,
+            merged,
+        });
     }
     if !taken_over.is_empty() {
         let verb = if removing_taken_over {
@@ -145,7 +172,7 @@ pub fn check<'p>(
     }
     if !edited.is_empty() {
         bail!(
-            "refusing to rewrite files you changed since opsdk wrote them: {}\nhelp: make the change in them by hand, or pass --force to replace them with opsdk's version (your changes to them are lost)",
+            "refusing to rewrite files you changed where opsdk changes them too: {}\nhelp: undo your change to those lines and run again (it is then merged), or pass --force to replace the files with opsdk's version (your changes to them are lost)",
             edited.join(", ")
         );
     }
@@ -160,6 +187,24 @@ pub fn check<'p>(
         );
     }
     Ok(actions)
+}
+
+/// The user's file `bytes` with the change from `file.previous` to `file.contents` merged
+/// in, or the lines where both changed (`3-5, 9`).
+fn merge_into(bytes: &[u8], file: &PlannedFile) -> Result<String, String> {
+    let (Some(previous), Ok(ours)) = (&file.previous, std::str::from_utf8(bytes)) else {
+        return Err("not text".to_string());
+    };
+    merge::merge(previous, ours, &file.contents).map_err(|conflicts| {
+        let ranges: Vec<String> = conflicts
+            .iter()
+            .map(|&(first, last)| match first == last {
+                true => first.to_string(),
+                false => format!("{first}-{last}"),
+            })
+            .collect();
+        format!("line {}", ranges.join(", "))
+    })
 }
 
 fn first_line_has_marker(bytes: &[u8]) -> bool {
@@ -201,17 +246,19 @@ fn check_path(root: &Path, rel: &Path) -> Result<()> {
 /// each file. A write that fails changes nothing.
 pub fn apply(
     root: &Path,
-    actions: &[(Action, &PlannedFile)],
+    actions: &[Step],
     dry_run: bool,
     out: &mut impl std::io::Write,
 ) -> Result<()> {
     if !dry_run {
         let changes: Vec<Change> = actions
             .iter()
-            .filter_map(|(action, file)| {
+            .filter_map(|step| {
+                let Step { action, file, .. } = step;
                 let contents = match action {
                     Action::Unchanged | Action::Kept => return None,
                     Action::Remove => None,
+                    Action::Merge => step.merged.as_deref(),
                     Action::Create | Action::Update | Action::Overwrite => Some(&*file.contents),
                 };
                 let target = root.join(&file.path);
@@ -220,17 +267,22 @@ pub fn apply(
             .collect();
         commit(root, &changes)?;
     }
-    for (action, file) in actions {
+    for Step { action, file, .. } in actions {
         let verb = if dry_run && *action != Action::Unchanged {
             format!("would {}", action.label())
         } else {
             action.label().to_string()
         };
         match action {
-            Action::Unchanged if !dry_run => {}
+            Action::Unchanged => {}
             Action::Kept => writeln!(
                 out,
                 "{verb:>16} {} (changed by you: opsdk leaves its sections as they are)",
+                file.path.display()
+            )?,
+            Action::Merge => writeln!(
+                out,
+                "{verb:>16} {} (your changes kept, opsdk's merged in)",
                 file.path.display()
             )?,
             _ => writeln!(out, "{verb:>16} {}", file.path.display())?,

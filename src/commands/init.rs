@@ -8,7 +8,7 @@ use crate::cli::InitArgs;
 use crate::context::ProjectContext;
 use crate::plan::{Plan, PlannedFile, Policy};
 use crate::plugins;
-use crate::project_file::{self, LAYOUT, Plugins, Project};
+use crate::project_file::{self, LAYOUT, License, Plugins, Project};
 use crate::render::{Scope, render};
 use crate::validate;
 use crate::writer::Force;
@@ -137,11 +137,33 @@ fn keep_repository_files(root: &Path, license_spdx: &str, plan: &mut Plan) {
         }
         plan.files.retain(|f| f.path != Path::new(file));
         let advice = match file {
+            "LICENSE" if license_spdx.is_empty() => {
+                "Cargo.toml names no license: add yours as `license` there".to_string()
+            }
             "LICENSE" => format!("Cargo.toml's license is {license_spdx:?}: make it match yours"),
             _ => advice.to_string(),
         };
         plan.notes
             .push(format!("note: kept your {file} ({advice})"));
+    }
+}
+
+/// The license of a LICENSE file already in `root` (as GitHub writes them): the project then
+/// says so in Cargo.toml, or, for one opsdk does not know, names none rather than a wrong one.
+fn license_in(root: &Path) -> Option<License> {
+    let text = std::fs::read_to_string(root.join("LICENSE")).ok()?;
+    let head: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(2)
+        .collect();
+    match head.as_slice() {
+        ["MIT License", ..] => Some(License::Mit),
+        ["Apache License", second, ..] if second.starts_with("Version 2.0") => {
+            Some(License::Apache2)
+        }
+        _ => Some(License::None),
     }
 }
 
@@ -201,7 +223,10 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
         project_name: name,
         repo,
         owner: args.owner.clone(),
-        license: args.license,
+        license: args
+            .license
+            .or_else(|| license_in(root))
+            .unwrap_or(License::Apache2),
         namespaced: args.namespaced,
         plugins: plugins::enable(&Plugins::default(), &args.plugins)?,
         resources: Vec::new(),

@@ -355,13 +355,25 @@ fn the_readme_gains_and_loses_its_sections_unless_the_user_changed_it() {
     let readme = read(&dir, "README.md");
     assert!(!readme.contains("## Admission webhooks"), "{readme}");
 
-    // A README the user changed is kept, and the command says so instead of refusing.
+    // A README the user added to gets the new sections merged in.
     let (_tmp2, mine) = project_dir();
     article_project(&mine);
     let edited = format!("{plain}\nMy notes.\n");
     std::fs::write(mine.join("README.md"), &edited).unwrap();
     let out = succeed(&mine, &["edit", "--plugins", "helm"]);
-    assert!(out.contains("keep README.md (changed by you"), "{out}");
+    assert!(out.contains("merge README.md (your changes kept"), "{out}");
+    let readme = read(&mine, "README.md");
+    assert!(
+        readme.contains("### With Helm") && readme.ends_with("\nMy notes.\n"),
+        "{readme}"
+    );
+
+    // One where the user changed a line opsdk changes too (the kind's row, which gains its
+    // webhooks) is kept as it is, and the command says so instead of refusing.
+    let row = "| `tests/application.rs` | none |";
+    assert!(readme.contains(row), "{readme}");
+    let edited = readme.replace(row, "| `tests/application.rs` | none yet |");
+    std::fs::write(mine.join("README.md"), &edited).unwrap();
     let out = create_webhook(&mine, ARTICLE_WEBHOOKS);
     assert!(out.contains("keep README.md (changed by you"), "{out}");
     assert_eq!(read(&mine, "README.md"), edited);

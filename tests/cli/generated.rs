@@ -127,7 +127,7 @@ async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) -> ControlPl
     cp
 }
 
-/// With the manager running as `--webhook-url` runs it (it writes its CA bundle and URL into
+/// With the manager running as `WEBHOOK_URL` (`--webhook-url`) runs it (it writes its CA bundle and URL into
 /// the CRDs that convert), the API server accepts each of `spokes` (samples of versions that
 /// are not stored), which it refuses while the conversion webhook is missing.
 fn spoke_samples_convert_through_the_manager(
@@ -153,7 +153,8 @@ fn spoke_samples_convert_through_the_manager(
         "--metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:0",
     ))
     .arg(format!("--webhook-port={port}"))
-    .arg(format!("--webhook-url=https://127.0.0.1:{port}"))
+    // As the user guide runs it: `WEBHOOK_URL=... make run`.
+    .env("WEBHOOK_URL", format!("https://127.0.0.1:{port}"))
     .env("KUBECONFIG", cp.kubeconfig());
     let manager = Background::spawn(cmd, dir.join("manager.log"));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);

@@ -71,18 +71,21 @@ fn the_owner_is_quoted_for_cargo() {
 fn make_deploy_takes_an_image_by_tag_by_digest_or_with_a_registry_port() {
     let (_tmp, dir) = project_dir();
     init(&dir);
-    for (image, wanted) in [
-        ("ghcr.io/a/op:v1", "newName: ghcr.io/a/op\n  newTag: v1\n"),
-        (
-            "localhost:5000/op",
-            "newName: localhost:5000/op\n  newTag: latest\n",
-        ),
+    for (image, name, key, value) in [
+        ("ghcr.io/a/op:v1", "ghcr.io/a/op", "newTag", "v1"),
+        ("localhost:5000/op", "localhost:5000/op", "newTag", "latest"),
         (
             "ghcr.io/a/op@sha256:0a1b",
-            "newName: ghcr.io/a/op\n  digest: sha256:0a1b\n",
+            "ghcr.io/a/op",
+            "digest",
+            "sha256:0a1b",
         ),
-        ("op", "newName: op\n  newTag: latest\n"),
-        ("ghcr.io/a/op", "newName: ghcr.io/a/op\n  newTag: latest\n"),
+        ("op", "op", "newTag", "latest"),
+        ("ghcr.io/a/op", "ghcr.io/a/op", "newTag", "latest"),
+        // Tags YAML would read as numbers, or as a boolean, stay strings for kustomize.
+        ("op:1.0", "op", "newTag", "1.0"),
+        ("op:20261203", "op", "newTag", "20261203"),
+        ("op:yes", "op", "newTag", "yes"),
     ] {
         let made = std::process::Command::new("make")
             .args(["-s", "deploy-overlay", &format!("IMG={image}")])
@@ -91,7 +94,10 @@ fn make_deploy_takes_an_image_by_tag_by_digest_or_with_a_registry_port() {
             .unwrap();
         assert!(made.success());
         let overlay = read(&dir, "config/deploy/kustomization.yaml");
-        assert!(overlay.ends_with(wanted), "{image}: {overlay}");
+        let parsed: serde_yaml::Value = serde_yaml::from_str(&overlay).unwrap();
+        let entry = &parsed["images"][0];
+        assert_eq!(entry["newName"].as_str(), Some(name), "{image}: {overlay}");
+        assert_eq!(entry[key].as_str(), Some(value), "{image}: {overlay}");
     }
 }
 
@@ -178,8 +184,40 @@ fn init_keeps_what_a_new_repository_starts_with() {
             "{stderr}"
         );
     }
-    assert!(stderr.contains("license is \"Apache-2.0\""), "{stderr}");
+    // The kept LICENSE is MIT, so the project says MIT.
+    assert!(stderr.contains("license is \"MIT\""), "{stderr}");
+    assert!(read(&dir, "Cargo.toml").contains("\nlicense = \"MIT\"\n"));
+    assert!(read(&dir, "PROJECT").contains("\nlicense: mit\n"));
     assert!(dir.join("Makefile").exists() && dir.join("PROJECT").exists());
+}
+
+/// A kept LICENSE opsdk does not know names no license in Cargo.toml; `--license` wins
+/// over a known one.
+#[test]
+fn init_follows_a_kept_license_it_knows_and_only_that() {
+    for (text, flag, wanted) in [
+        (
+            "Apache License\n   Version 2.0, January 2004\n",
+            None,
+            "Apache-2.0",
+        ),
+        ("MIT License\n", Some("apache2"), "Apache-2.0"),
+        ("BSD 3-Clause License\n", None, ""),
+    ] {
+        let (_tmp, dir) = project_dir();
+        std::fs::write(dir.join("LICENSE"), text).unwrap();
+        let mut args = vec!["init", "--domain", DOMAIN, "--repo", REPO];
+        args.extend(flag.iter().flat_map(|f| ["--license", f]));
+        succeed(&dir, &args);
+        let manifest = read(&dir, "Cargo.toml");
+        let line = format!("\nlicense = \"{wanted}\"\n");
+        assert_eq!(
+            manifest.contains(&line),
+            !wanted.is_empty(),
+            "{text}: {manifest}"
+        );
+        assert_eq!(read(&dir, "LICENSE"), text);
+    }
 }
 
 /// Inside a Cargo workspace that does not list it, the project could not be built: refused,

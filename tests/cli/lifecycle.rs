@@ -164,3 +164,13 @@ fn a_project_may_sit_beside_a_kubebuilder_one_in_its_tree() {
     std::fs::create_dir_all(&inner).unwrap();
     init(&inner);
 }
+
+#[test]
+fn a_command_run_in_a_subdirectory_names_the_project_root() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    let mut cmd = opsdk(&dir.join("src"));
+    cmd.args(["create", "api", "--version", "v1", "--kind", "Widget"]);
+    let root = dir.canonicalize().unwrap();
+    assert_refused(&dir, &mut cmd, &format!("help: cd {}", root.display()));
+}

@@ -140,15 +140,42 @@ fn edit_dry_run_lists_the_switch_and_writes_nothing() {
 }
 
 #[test]
-fn a_switched_file_the_user_changed_is_refused_unless_forced() {
+fn a_switch_is_merged_into_a_file_the_user_changed_elsewhere() {
     let (_tmp, dir) = article(false);
     let manager = dir.join("config/manager/manager.yaml");
     let edited = read(&dir, "config/manager/manager.yaml").replace("cpu: 10m", "cpu: 20m");
     std::fs::write(&manager, &edited).unwrap();
+    let out = edit(&dir, &["--namespaced"]);
+    assert!(
+        out.contains("merge config/manager/manager.yaml (your changes kept"),
+        "{out}"
+    );
+    assert_namespaced(&dir, true);
+    assert!(read(&dir, "config/manager/manager.yaml").contains("cpu: 20m"));
+    // And back: the merged file is what opsdk writes, with the user's change.
+    edit(&dir, &["--namespaced=false"]);
+    assert_namespaced(&dir, false);
+    assert_eq!(read(&dir, "config/manager/manager.yaml"), edited);
+}
+
+#[test]
+fn a_switch_on_lines_the_user_changed_is_refused_unless_forced() {
+    let (_tmp, dir) = article(false);
+    let manager = dir.join("config/manager/manager.yaml");
+    let edited = read(&dir, "config/manager/manager.yaml")
+        .replace("        ports:\n", "        ports: # the manager's\n");
+    std::fs::write(&manager, &edited).unwrap();
+    let line = edited
+        .lines()
+        .position(|l| l.contains("# the manager's"))
+        .unwrap()
+        + 1;
     assert_refused(
         &dir,
         &mut edit_cmd(&dir, &["--namespaced"]),
-        "refusing to rewrite files you changed since opsdk wrote them: config/manager/manager.yaml",
+        &format!(
+            "refusing to rewrite files you changed where opsdk changes them too: config/manager/manager.yaml (line {line})"
+        ),
     );
     edit(&dir, &["--namespaced", "--force"]);
     assert_namespaced(&dir, true);
@@ -234,12 +261,20 @@ fn the_license_and_owner_are_edited_like_the_scope() {
     edit(&dir, &["--license", "none"]);
     assert!(!dir.join("LICENSE").exists());
 
+    // A dependency the user added stays; the license line changes.
     let mut cargo = read(&dir, "Cargo.toml");
     cargo.push_str("\n[features]\nextra = []\n");
-    std::fs::write(dir.join("Cargo.toml"), cargo).unwrap();
+    std::fs::write(dir.join("Cargo.toml"), &cargo).unwrap();
+    edit(&dir, &["--license", "mit"]);
+    let merged = read(&dir, "Cargo.toml");
+    assert!(merged.ends_with("\n[features]\nextra = []\n"), "{merged}");
+    assert!(merged.contains("\nlicense = \"MIT\"\n"), "{merged}");
+    // The license line the user wrote is theirs: opsdk refuses to change it.
+    let mine = merged.replace("license = \"MIT\"", "license = \"MIT OR Apache-2.0\"");
+    std::fs::write(dir.join("Cargo.toml"), &mine).unwrap();
     assert_refused(
         &dir,
         &mut edit_cmd(&dir, &["--license", "apache2"]),
-        "refusing to rewrite files you changed since opsdk wrote them: Cargo.toml",
+        "refusing to rewrite files you changed where opsdk changes them too: Cargo.toml (line",
     );
 }

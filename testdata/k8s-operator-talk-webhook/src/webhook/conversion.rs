@@ -283,7 +283,7 @@ pub async fn write_bundle(
 /// The Service (namespace, name) of another manager that `conversion` (a CRD's) calls, if it
 /// calls one. Not another's: no webhook yet; the Service config/crd names before kustomize
 /// gives it a prefix and a namespace (`make install`, which nothing serves); the manager's own
-/// Service; a URL, which only `make run --webhook-url` writes. So a manager run locally next to
+/// Service; a URL, which only a manager run with `--webhook-url` writes. So a manager run locally next to
 /// a deployment leaves the CRD to it, and a deployed one takes it back from a local session.
 fn deployed_elsewhere(
     conversion: Option<&CustomResourceConversion>,

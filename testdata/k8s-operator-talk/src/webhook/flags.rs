@@ -14,8 +14,8 @@ pub struct Flags {
     #[arg(long, default_value_t = 9443)]
     pub webhook_port: u16,
     /// Register the webhooks with this URL, e.g. https://127.0.0.1:9443, instead of the
-    /// webhook Service: for local and test control planes
-    #[arg(long)]
+    /// webhook Service: for local and test control planes (`WEBHOOK_URL=... make run`)
+    #[arg(long, env = "WEBHOOK_URL")]
     pub webhook_url: Option<String>,
     /// Directory holding the webhook serving certificate (e.g. a mounted cert-manager Secret);
     /// without it the manager makes, keeps and rotates its own

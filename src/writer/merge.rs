@@ -1,0 +1,150 @@
+//! Three-way line merge (diff3): carries opsdk's change to a file it wrote (from what it
+//! wrote before, `base`, to what it writes now, `theirs`) into the user's copy (`ours`),
+//! keeping the user's own changes. Where both changed the same lines, or lines with no
+//! unchanged line between them, nothing is merged: the caller refuses, as before.
+
+/// The merged text, or the 1-based line ranges of the user's copy where both sides changed.
+pub fn merge(base: &str, ours: &str, theirs: &str) -> Result<String, Vec<(usize, usize)>> {
+    let base: Vec<&str> = base.split_inclusive('\n').collect();
+    let ours: Vec<&str> = ours.split_inclusive('\n').collect();
+    let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
+    let in_ours = matching(&base, &ours);
+    let in_theirs = matching(&base, &theirs);
+
+    // Base lines kept by both sides, in order, then the end of all three files.
+    let stable = (0..base.len())
+        .filter_map(|i| Some((i, in_ours[i]?, in_theirs[i]?)))
+        .chain(std::iter::once((base.len(), ours.len(), theirs.len())));
+    let mut merged = String::new();
+    let mut conflicts = Vec::new();
+    let (mut b, mut o, mut t) = (0, 0, 0);
+    for (bi, oi, ti) in stable {
+        let (base_chunk, our_chunk, their_chunk) = (&base[b..bi], &ours[o..oi], &theirs[t..ti]);
+        let chunk = if our_chunk == base_chunk || our_chunk == their_chunk {
+            their_chunk
+        } else if their_chunk == base_chunk {
+            our_chunk
+        } else {
+            conflicts.push((o + 1, oi.max(o + 1)));
+            our_chunk
+        };
+        merged.extend(chunk.iter().copied());
+        if bi < base.len() {
+            merged.push_str(base[bi]);
+        }
+        (b, o, t) = (bi + 1, oi + 1, ti + 1);
+    }
+    if conflicts.is_empty() {
+        Ok(merged)
+    } else {
+        Err(conflicts)
+    }
+}
+
+/// For each line of `a`, the line of `b` it is kept as in a longest common subsequence.
+fn matching(a: &[&str], b: &[&str]) -> Vec<Option<usize>> {
+    // Common ends first: most edits touch a few lines, so the table below stays small.
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    let mut kept: Vec<Option<usize>> = (0..a.len())
+        .map(|i| {
+            if i < prefix {
+                Some(i)
+            } else if i >= a.len() - suffix {
+                Some(i + b.len() - a.len())
+            } else {
+                None
+            }
+        })
+        .collect();
+    // lengths[i][j]: the longest common subsequence of mid_a[i..] and mid_b[j..].
+    let width = mid_b.len() + 1;
+    let mut lengths = vec![0u32; (mid_a.len() + 1) * width];
+    for i in (0..mid_a.len()).rev() {
+        for j in (0..mid_b.len()).rev() {
+            lengths[i * width + j] = if mid_a[i] == mid_b[j] {
+                lengths[(i + 1) * width + j + 1] + 1
+            } else {
+                lengths[(i + 1) * width + j].max(lengths[i * width + j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < mid_a.len() && j < mid_b.len() {
+        if mid_a[i] == mid_b[j] {
+            kept[prefix + i] = Some(prefix + j);
+            (i, j) = (i + 1, j + 1);
+        } else if lengths[(i + 1) * width + j] >= lengths[i * width + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge;
+
+    const BASE: &str = "[package]\nname = \"op\"\nlicense = \"Apache-2.0\"\n\n[dependencies]\nkube = \"5\"\ntokio = \"1\"\n";
+
+    #[test]
+    fn opsdk_change_and_user_change_apart_both_land() {
+        let ours = BASE.replace("tokio = \"1\"\n", "tokio = \"1\"\nreqwest = \"0.12\"\n");
+        let theirs = BASE.replace("Apache-2.0", "MIT");
+        let merged = merge(BASE, &ours, &theirs).unwrap();
+        assert_eq!(
+            merged,
+            BASE.replace("Apache-2.0", "MIT")
+                .replace("tokio = \"1\"\n", "tokio = \"1\"\nreqwest = \"0.12\"\n")
+        );
+    }
+
+    #[test]
+    fn the_same_line_changed_on_both_sides_is_a_conflict_on_the_users_line() {
+        let ours = BASE.replace("Apache-2.0", "BSD-3-Clause");
+        let theirs = BASE.replace("Apache-2.0", "MIT");
+        assert_eq!(merge(BASE, &ours, &theirs), Err(vec![(3, 3)]));
+    }
+
+    #[test]
+    fn an_identical_change_on_both_sides_is_taken_once() {
+        let theirs = BASE.replace("Apache-2.0", "MIT");
+        assert_eq!(merge(BASE, &theirs, &theirs).unwrap(), theirs);
+    }
+
+    #[test]
+    fn lines_removed_by_opsdk_go_unless_the_user_changed_them() {
+        let theirs = BASE.replace("\n[dependencies]\nkube = \"5\"\ntokio = \"1\"\n", "");
+        let ours = BASE.replace("[package]", "# mine\n[package]");
+        assert_eq!(
+            merge(BASE, &ours, &theirs).unwrap(),
+            theirs.replace("[package]", "# mine\n[package]")
+        );
+        let ours = BASE.replace("kube = \"5\"", "kube = \"6\"");
+        assert!(merge(BASE, &ours, &theirs).is_err());
+    }
+
+    #[test]
+    fn additions_at_both_ends_keep_their_places() {
+        let ours = format!("# top\n{BASE}# bottom\n");
+        let theirs = BASE.replace("[dependencies]\n", "[dependencies]\nserde = \"1\"\n");
+        assert_eq!(
+            merge(BASE, &ours, &theirs).unwrap(),
+            format!("# top\n{theirs}# bottom\n")
+        );
+    }
+
+    #[test]
+    fn a_file_without_a_final_newline_merges() {
+        let base = "a\nb\nc";
+        assert_eq!(merge(base, "a\nb\nc\nd", "A\nb\nc").unwrap(), "A\nb\nc\nd");
+    }
+}
