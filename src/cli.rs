@@ -83,6 +83,9 @@ pub struct InitArgs {
     /// Print the files that would be written, and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Accepted for kubebuilder's scripts: opsdk checks no Go version
+    #[arg(long, hide = true)]
+    pub skip_go_version_check: bool,
 }
 
 /// Each setting is optional: what is not given keeps its value in PROJECT.
@@ -111,7 +114,7 @@ pub struct EditArgs {
 }
 
 /// Which API a command is about: group, version and kind, as operator-sdk names them.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ApiArgs {
     /// API group, prefixed to the domain; without it the group is the domain
     #[arg(long, default_value = "")]
@@ -125,7 +128,7 @@ pub struct ApiArgs {
 }
 
 /// Boolean flags below accept both `--flag` and `--flag=false`, as operator-sdk's do.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CreateApiArgs {
     #[command(flatten)]
     pub api: ApiArgs,
@@ -150,12 +153,29 @@ pub struct CreateApiArgs {
     /// controller of its objects
     #[arg(long, value_name = "FILE")]
     pub external_api_crd: Option<std::path::PathBuf>,
+    /// kubebuilder's plugins for this API: deploy-image (deploy-image/v1-alpha) is
+    /// --deploy-image
+    #[arg(long, value_delimiter = ',', value_name = "PLUGIN")]
+    pub plugins: Vec<String>,
     /// Overwrite this kind's existing files
     #[arg(long)]
     pub force: bool,
     /// Print the files that would be written, and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Accepted for kubebuilder's scripts: opsdk runs no make after scaffolding
+    #[arg(long, hide = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub make: Option<bool>,
+    /// kubebuilder's deploy-image settings, which opsdk's deploy-image kinds keep in their
+    /// spec instead: refused with a hint
+    #[arg(long, hide = true, value_name = "VALUE")]
+    pub image: Option<String>,
+    #[arg(long, hide = true, value_name = "VALUE")]
+    pub image_container_command: Option<String>,
+    #[arg(long, hide = true, value_name = "VALUE")]
+    pub image_container_port: Option<String>,
+    #[arg(long, hide = true, value_name = "VALUE")]
+    pub run_as_user: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -189,6 +209,9 @@ pub struct CreateWebhookArgs {
     /// (repeat the flag or separate them with commas)
     #[arg(long, value_delimiter = ',', value_name = "VERSION")]
     pub spoke: Vec<String>,
+    /// The kind's plural, as recorded by `create api` (checked, for kubebuilder's scripts)
+    #[arg(long)]
+    pub plural: Option<String>,
     /// Overwrite this version's webhook files and add webhooks it already has again
     #[arg(long)]
     pub force: bool,

@@ -8,11 +8,47 @@ use crate::project_file::{HelmPlugin, Plugins};
 /// Every plugin opsdk knows: its short name and its version.
 const KNOWN: &[(&str, &str)] = &[("helm", "v1-alpha")];
 
+/// kubebuilder's names for the layout opsdk always writes (its Go base and kustomize
+/// plugins, as in `kubebuilder init --plugins go/v4`): accepted, with nothing to turn on.
+const LAYOUT: &[&str] = &[
+    "go/v4",
+    "go.kubebuilder.io/v4",
+    "base.go.kubebuilder.io/v4",
+    "kustomize/v2",
+    "kustomize.common.kubebuilder.io/v2",
+];
+
+/// kubebuilder's deploy-image plugin, a per-API choice: `create api --deploy-image`.
+const DEPLOY_IMAGE: &[&str] = &[
+    "deploy-image",
+    "deploy-image/v1-alpha",
+    "deploy-image.go.kubebuilder.io/v1-alpha",
+];
+
+/// Whether `create api --plugins names` asks for the deploy-image plugin; other names are
+/// refused (the project-wide ones go to `opsdk edit --plugins`).
+pub fn deploy_image(names: &[String]) -> Result<bool> {
+    let mut wanted = false;
+    for name in names.iter().map(|n| n.trim()) {
+        if DEPLOY_IMAGE.contains(&name) {
+            wanted = true;
+        } else if !LAYOUT.contains(&name) {
+            bail!(
+                "unknown plugin {name:?} for create api\nhelp: create api takes deploy-image (deploy-image/v1-alpha, the same as --deploy-image); project-wide plugins such as helm go to `opsdk edit --plugins`"
+            );
+        }
+    }
+    Ok(wanted)
+}
+
 /// `plugins` with each of `names` turned on; a name opsdk does not know is refused.
 pub fn enable(plugins: &Plugins, names: &[String]) -> Result<Plugins> {
     let mut enabled = plugins.clone();
     for name in names {
         let name = name.trim();
+        if LAYOUT.contains(&name) {
+            continue;
+        }
         let (short, version) = name.split_once('/').unwrap_or((name, ""));
         let known = KNOWN
             .iter()
@@ -44,6 +80,18 @@ mod tests {
             let plugins = enable(&Plugins::default(), &[name.to_string()]).unwrap();
             assert!(plugins.helm.is_some(), "{name}");
         }
+    }
+
+    #[test]
+    fn kubebuilders_layout_names_turn_nothing_on() {
+        let names = ["go/v4".to_string(), "kustomize/v2".to_string()];
+        assert_eq!(
+            enable(&Plugins::default(), &names).unwrap(),
+            Plugins::default()
+        );
+        assert!(!deploy_image(&names).unwrap());
+        assert!(deploy_image(&["deploy-image/v1-alpha".to_string()]).unwrap());
+        assert!(deploy_image(&["helm".to_string()]).is_err());
     }
 
     #[test]

@@ -14,12 +14,40 @@ use crate::naming::{DefaultPlural, default_plural};
 
 use super::foreign_api::{builtin_resource, external_crd, external_resource};
 use crate::plan::{PlannedFile, Policy};
+use crate::plugins;
 use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
 use crate::validate;
 use crate::writer::Force;
 
+/// `args` with kubebuilder's ways of saying them folded in: `--plugins deploy-image` is
+/// `--deploy-image`; its `--image` and the like are refused with where opsdk keeps them.
+fn with_plugins(args: &CreateApiArgs) -> Result<CreateApiArgs> {
+    let given = [
+        ("--image", &args.image),
+        ("--image-container-command", &args.image_container_command),
+        ("--image-container-port", &args.image_container_port),
+        ("--run-as-user", &args.run_as_user),
+    ];
+    if let Some((flag, _)) = given.iter().find(|(_, value)| value.is_some()) {
+        bail!(
+            "{flag} is a setting of kubebuilder's deploy-image plugin, which builds one image into the manager; opsdk's deploy-image kinds take the image and the port in each object's spec\nhelp: drop {flag} and set spec.image and spec.port in the kind's sample under config/samples"
+        );
+    }
+    let mut args = args.clone();
+    if plugins::deploy_image(&args.plugins)? {
+        if args.deploy_image == Some(false) {
+            bail!(
+                "--plugins deploy-image and --deploy-image=false contradict each other\nhelp: drop one of them"
+            );
+        }
+        args.deploy_image = Some(true);
+    }
+    Ok(args)
+}
+
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
+    let args = &with_plugins(args)?;
     let mut project = Project::load(root)?;
     let old = project.clone();
     let external = external_crd(args)?;

@@ -33,10 +33,25 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let index = find(&project, &args.api)?;
     let resource = project.resources[index].clone();
     let api = ResourceContext::new(&project, &resource).api_version;
-    if resource.builtin().is_some() || resource.external {
+    if resource.builtin().is_some() {
+        bail!(
+            "{api} {} is one of Kubernetes' own kinds: opsdk scaffolds webhooks only for this project's kinds so far\nhelp: webhooks are for kinds made with `opsdk create api --resource`; for Kubernetes' kinds, a ValidatingAdmissionPolicy (CEL rules) needs no webhook",
+            resource.kind
+        );
+    }
+    if resource.external {
         bail!(
             "{api} {} is not this project's API: its webhooks belong to the project that defines it\nhelp: webhooks are for kinds made with `opsdk create api --resource`",
             resource.kind
+        );
+    }
+    if let Some(plural) = args.plural.as_ref().filter(|p| **p != resource.plural) {
+        bail!(
+            "--plural {plural} does not match {api} {}, whose plural is {} in {}\nhelp: drop --plural, or pass --plural {}",
+            resource.kind,
+            resource.plural,
+            crate::project_file::FILE_NAME,
+            resource.plural
         );
     }
     let before = resource.webhooks.clone().unwrap_or_default();

@@ -47,6 +47,8 @@ pub struct CrdContext {
     pub storage_version: String,
     /// Whether the kind is namespaced.
     pub namespaced: bool,
+    /// Whether the kind has the scale subresource (the Deployment+Service controller's kinds).
+    pub scale: bool,
     /// The kind's conversion webhook, when it has one.
     pub conversion: Option<CrdConversion>,
 }
@@ -134,6 +136,7 @@ pub(super) fn crds(resources: &[ResourceContext]) -> Vec<CrdContext> {
         match out.iter_mut().find(|c| c.crd_name == r.crd_name) {
             Some(crd) => {
                 crd.type_paths.push(path);
+                crd.scale |= r.deploy_image;
                 if let Some(hub) = conversion {
                     crd.storage_version = hub.hub.clone();
                     let conversion = crd.conversion.get_or_insert(hub);
@@ -142,6 +145,7 @@ pub(super) fn crds(resources: &[ResourceContext]) -> Vec<CrdContext> {
             }
             None => out.push(CrdContext {
                 namespaced: r.namespaced,
+                scale: r.deploy_image,
                 conversion: conversion.map(|mut c| {
                     c.spokes.extend(spoke);
                     c

@@ -77,8 +77,12 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
 
 /// Whether the Deployment controller is about to update this Deployment's status by itself:
 /// it has not seen the current spec, or not yet made the new ReplicaSet's Pods. Status written
-/// in between would be rewritten a moment later.
+/// in between would be rewritten a moment later. A failed rollout (its deadline passed, or
+/// Pods refused) is not about to change: it is reported at once.
 fn rollout_starting(deployment: &appsv1::Deployment) -> bool {
+    if matches!(rollout(deployment), Rollout::Failed { .. }) {
+        return false;
+    }
     let desired = deployment.spec.replicas.unwrap_or(1);
     let status = deployment.status.clone().unwrap_or_default();
     status.observed_generation < deployment.metadata.generation || status.updated_replicas.unwrap_or(0) < desired

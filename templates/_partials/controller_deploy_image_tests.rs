@@ -225,6 +225,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn never_holds_back_a_failed_rollout() {
+        // A quota refuses the new ReplicaSet's Pods: updated stays below desired, but the
+        // Deployment controller will not change that by itself, so the failure shows at once.
+        let obj = fixture(true);
+        let (mut d, s) = stored_children(&obj);
+        let status = d.status.as_mut().unwrap();
+        status.updated_replicas = Some(0);
+        status.conditions = Some(vec![appsv1::DeploymentCondition {
+            type_: Some("ReplicaFailure".into()),
+            status: Some("True".into()),
+            reason: Some("FailedCreate".into()),
+            message: Some("pods \"test-deployment-1\" is forbidden: exceeded quota".into()),
+            ..Default::default()
+        }]);
+        let expected = vec![("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true))))];
+        let (result, seen) = run_with(Settings::default(), obj, vec![d], vec![s], expected).await;
+        result.unwrap();
+        assert_eq!(ready_condition(body(&seen, "PATCH", STATUS)), ("False", "FailedCreate"));
+    }
+
+    #[tokio::test]
     async fn never_holds_back_a_status_that_stops_being_ready() {
         // The Application shows Ready; its Deployment was deleted and has just been created
         // again, so the Deployment controller will soon write its status, but until then
@@ -395,11 +416,35 @@ mod tests {
         ];
         let (result, seen) = run(obj, vec![d], vec![s], expected).await;
         assert_eq!(result.unwrap(), Action::await_change());
-        assert_eq!(body(&seen, "DELETE", DEPLOYMENT)["preconditions"]["uid"], "deployment-uid");
+        let preconditions = &body(&seen, "DELETE", DEPLOYMENT)["preconditions"];
+        assert_eq!(preconditions["uid"], "deployment-uid");
+        assert_eq!(preconditions["resourceVersion"], "11");
         assert_eq!(body(&seen, "POST", EVENTS)["note"], "Deleted Deployment test-deployment");
         assert!(body(&seen, "PATCH", OBJECT).to_string().contains("remove"));
         // The event is recorded in the background, so it may come before or after.
         let at = |method: &str, path: &str| seen.iter().position(|s| s.method == method && s.path == path);
         assert!(at("DELETE", DEPLOYMENT) < at("PATCH", OBJECT), "the finalizer goes after the children");
+    }
+
+    /// The cache still shows the child as ours, but the garbage collector has taken the owner
+    /// reference away (an orphaning delete) or handed the child to another owner: the API
+    /// server refuses the delete guarded by the cached version, and the child as it is now
+    /// is left alone.
+    #[tokio::test]
+    async fn deletion_leaves_a_child_that_is_no_longer_ours_though_the_cache_says_it_is() {
+        let mut obj = fixture(true);
+        obj.metadata.deletion_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
+        let (d, _) = stored_children(&obj);
+        let mut now = d.clone();
+        now.metadata.owner_references = None;
+        now.metadata.resource_version = Some("15".into());
+        let expected = vec![
+            ("DELETE", DEPLOYMENT.into(), Reply::Json(409, api_status(409, "Conflict"))),
+            ("GET", DEPLOYMENT.into(), Reply::Json(200, json(&now))),
+            ("PATCH", OBJECT.into(), Reply::Json(200, json(&fixture(false)))),
+        ];
+        let (result, seen) = run(obj, vec![d], vec![], expected).await;
+        assert_eq!(result.unwrap(), Action::await_change());
+        assert_eq!(seen.iter().filter(|s| s.method == "DELETE").count(), 1, "one delete, refused");
     }
 }

@@ -78,6 +78,10 @@ pub fn the_webhooks_can_use_cert_managers_certificate(dir: &Path, converting: &[
         ca["spec"]["issuerRef"]["name"].as_str().unwrap(),
     );
     object(&docs, "Service", &format!("{prefix}webhook-service"));
+    // The metrics certificate too: Prometheus trusts its ca.crt, which must not change at
+    // each renewal.
+    let metrics = object(&docs, "Certificate", &format!("{prefix}metrics-certs"));
+    assert_eq!(metrics["spec"]["issuerRef"]["name"].as_str(), Some(issuer));
 
     let inject = format!("{namespace}/{prefix}serving-cert");
     for (kind, name) in [

@@ -84,6 +84,32 @@ fn lints_renders_and_matches_config(helm_bin: &Path, dir: &Path) -> String {
         .expect("the manager's role");
     assert_eq!(chart_role["kind"], role["kind"]);
     assert_eq!(chart_role["rules"], role["rules"]);
+    // The users' roles of each kind grant what config/rbac's grant.
+    for entry in std::fs::read_dir(dir.join("config/rbac")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(stem) = ["_admin_role", "_editor_role", "_viewer_role"]
+            .iter()
+            .find_map(|suffix| {
+                name.strip_suffix(&format!("{suffix}.yaml"))
+                    .map(|s| (s, suffix))
+            })
+        else {
+            continue;
+        };
+        let role =
+            serde_yaml::from_str::<serde_json::Value>(&read(dir, &format!("config/rbac/{name}")))
+                .unwrap();
+        let object_name = format!(
+            "k8s-operator-talk-{}",
+            role["metadata"]["name"].as_str().unwrap()
+        );
+        let chart_role = objects
+            .iter()
+            .find(|o| o["metadata"]["name"] == object_name.as_str())
+            .unwrap_or_else(|| panic!("the chart lacks {object_name} ({stem:?})"));
+        assert_eq!(chart_role["rules"], role["rules"], "{name}");
+    }
     rendered
 }
 

@@ -19,6 +19,7 @@ mod helm_webhooks;
 mod host;
 mod image;
 mod init;
+mod kubebuilder_habits;
 mod kubectl;
 mod leader;
 mod lifecycle;

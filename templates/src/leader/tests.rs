@@ -141,6 +141,13 @@ async fn a_leader_that_cannot_renew_gives_up_at_the_renew_deadline() {
         // The last renewal started at most one retry period (and its answer) before the cut.
         let earliest = FAST.renew_deadline - FAST.retry_period * 2;
         assert!(after >= earliest, "{mode:?}: gave up after {after:?}");
+        // And no later than the deadline: past it, a standby may already lead (once the
+        // lease duration, longer than the deadline, has passed on its own clock).
+        assert!(
+            after <= FAST.renew_deadline,
+            "{mode:?}: gave up after {after:?}"
+        );
+        assert!(FAST.renew_deadline < FAST.lease_duration);
     }
 }
 

@@ -82,6 +82,13 @@ enum Corrected<K> {
     Stale,
 }
 
+/// What a delete guarded by the cached child's version did: sent or not, or refused because
+/// the child changed since.
+enum Deleted {
+    Done(bool),
+    Stale,
+}
+
 /// One kind of child: its cache, and what this controller last applied to each.
 pub struct Children<K: Resource<DynamicType = ()> + 'static> {
     /// Held as compact JSON: a typed child costs several times as much memory.
@@ -287,32 +294,55 @@ where
         }))
     }
 
-    /// Deletes the child `name` if `owner` controls it, with a uid precondition so that a
-    /// child replaced meanwhile is left alone. A child that is gone already is fine. Whether
-    /// a delete was sent.
+    /// Deletes the child `name` if `owner` controls it. The delete carries the cached uid
+    /// and resourceVersion, so the API server refuses it if the child changed since the
+    /// cache saw it (an owner reference the garbage collector took away for an orphaning
+    /// delete, a child handed to another owner, a replaced object); then the decision is
+    /// made once more on the child as it is now. A child that is gone already is fine.
+    /// Whether a delete was sent.
     pub async fn delete<O>(&self, api: &Api<K>, name: &str, owner: &O) -> Result<bool>
     where
         O: Resource<DynamicType = ()>,
     {
-        let uid = owner.meta().uid.as_deref().unwrap_or_default();
         let Some(child) = self.cached(name, owner.meta().namespace.as_deref())? else {
             return Ok(false);
         };
-        if !controlled_by(&child, uid) {
-            return Ok(false);
+        match self.delete_if_controlled(api, &child, owner).await? {
+            Deleted::Stale => {}
+            Deleted::Done(sent) => return Ok(sent),
+        }
+        let fresh = match api.get_opt(name).await? {
+            Some(fresh) => fresh,
+            None => return Ok(false),
+        };
+        match self.delete_if_controlled(api, &fresh, owner).await? {
+            Deleted::Done(sent) => Ok(sent),
+            Deleted::Stale => Err(Error::ChildChanging(format!("{} {name}", K::kind(&())))),
+        }
+    }
+
+    async fn delete_if_controlled<O>(&self, api: &Api<K>, child: &K, owner: &O) -> Result<Deleted>
+    where
+        O: Resource<DynamicType = ()>,
+    {
+        if !controlled_by(child, owner.meta().uid.as_deref().unwrap_or_default()) {
+            return Ok(Deleted::Done(false));
         }
         let child_uid = child.uid().unwrap_or_default();
         let params = DeleteParams::background().preconditions(Preconditions {
             uid: Some(child_uid.clone()),
-            resource_version: None,
+            resource_version: child.resource_version(),
         });
-        self.applied
-            .lock()
-            .expect("applied lock poisoned")
-            .remove(&child_uid);
-        match api.delete(name, &params).await {
-            Ok(_) => Ok(true),
-            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(false),
+        match api.delete(&child.name_any(), &params).await {
+            Ok(_) => {
+                self.applied
+                    .lock()
+                    .expect("applied lock poisoned")
+                    .remove(&child_uid);
+                Ok(Deleted::Done(true))
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(Deleted::Done(false)),
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(Deleted::Stale),
             Err(err) => Err(err.into()),
         }
     }
