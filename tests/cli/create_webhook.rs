@@ -103,7 +103,7 @@ fn bad_webhook_requests_are_refused_and_change_nothing() {
         &args("--group apps --version v1 --kind Deployment --resource=false"),
     );
     let foreign = args("--group apps --version v1 --kind Deployment --defaulting");
-    webhook_refused(&dir, &foreign, "is not this project's API");
+    webhook_refused(&dir, &foreign, "is one of Kubernetes' own kinds");
 }
 
 #[test]
