@@ -219,6 +219,6 @@ fn enclosing_project(dir: &Path) -> Option<std::path::PathBuf> {
     let dir = dir.canonicalize().ok()?;
     dir.ancestors()
         .skip(1)
-        .find(|candidate| candidate.join(FILE_NAME).is_file())
+        .find(|candidate| is_opsdk_project(candidate))
         .map(Path::to_path_buf)
 }

@@ -229,8 +229,17 @@ pub fn owner(owner: &str) -> Result<()> {
 }
 
 /// `--repo`: a Go-style module path (`github.com/owner/name`) or a URL.
-pub fn repo(repo: &str) -> Result<()> {
+/// Checks `--repo` and returns it as a repository path: a clone URL's scheme and `.git` are
+/// dropped (`https://github.com/o/op.git` is `github.com/o/op`), as Go module paths have none.
+pub fn repo(repo: &str) -> Result<String> {
     let path = repo.split_once("://").map_or(repo, |(_, rest)| rest);
+    // An SSH clone address, git@github.com:owner/name.git.
+    let scp = path
+        .strip_prefix("git@")
+        .and_then(|rest| rest.split_once(':'));
+    let joined = scp.map(|(host, rest)| format!("{host}/{rest}"));
+    let path = joined.as_deref().unwrap_or(path);
+    let path = path.strip_suffix(".git").unwrap_or(path);
     let valid = !path.is_empty()
         && !path.ends_with('/')
         && path
@@ -244,7 +253,7 @@ pub fn repo(repo: &str) -> Result<()> {
             "pass --repo github.com/<owner>/<project>",
         );
     }
-    Ok(())
+    Ok(path.to_string())
 }
 
 #[cfg(test)]

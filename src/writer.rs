@@ -107,12 +107,14 @@ pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'
             {
                 Action::Update
             }
-            (Some(_), Policy::Replace) if force == Force::On => Action::Overwrite,
+            // `--force` replaces only what cannot be merged: a file that merges keeps the
+            // user's changes even then.
             (Some(bytes), Policy::Replace) => match merge_into(&bytes, file) {
                 Ok(text) => {
                     merged = Some(text);
                     Action::Merge
                 }
+                Err(_) if force == Force::On => Action::Overwrite,
                 Err(lines) => {
                     edited.push(format!("{} ({lines})", file.path.display()));
                     continue;
@@ -172,8 +174,8 @@ pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'
     }
     if !edited.is_empty() {
         bail!(
-            "refusing to rewrite files you changed where opsdk changes them too: {}\nhelp: undo your change to those lines and run again (it is then merged), or pass --force to replace the files with opsdk's version (your changes to them are lost)",
-            edited.join(", ")
+            "refusing to rewrite files you changed where opsdk changes them too: {}\nhelp: undo your change to those lines and run again (it is then merged), or pass --force to replace these files with opsdk's version (your changes to them are lost; files that merge keep yours)",
+            edited.join("; ")
         );
     }
     if !conflicts.is_empty() {
@@ -203,7 +205,11 @@ fn merge_into(bytes: &[u8], file: &PlannedFile) -> Result<String, String> {
                 false => format!("{first}-{last}"),
             })
             .collect();
-        format!("line {}", ranges.join(", "))
+        let noun = match ranges.as_slice() {
+            [one] if !one.contains('-') => "line",
+            _ => "lines",
+        };
+        format!("{noun} {}", ranges.join(" and "))
     })
 }
 

@@ -37,7 +37,7 @@ pub(super) fn spokes(
         .collect();
     if versions.len() == 1 {
         bail!(
-            "kind {kind} has one version, {}: there is nothing to convert\nhelp: add another version first (`opsdk create api {group}--version <version> --kind {kind}`), then name it with --spoke",
+            "kind {kind} has one version, {}: there is nothing to convert\nhelp: add another version first (`opsdk create api {group}--version <version> --kind {kind} --controller=false`), then name it with --spoke",
             hub.version
         );
     }
@@ -62,7 +62,7 @@ pub(super) fn spokes(
         }
         if !versions.contains(&spoke.as_str()) {
             bail!(
-                "kind {kind} has no version {spoke:?} to convert\nhelp: its versions: {}; add it first with `opsdk create api {group}--version {spoke} --kind {kind}`",
+                "kind {kind} has no version {spoke:?} to convert\nhelp: its versions: {}; add it first with `opsdk create api {group}--version {spoke} --kind {kind} --controller=false`",
                 versions.join(", ")
             );
         }

@@ -132,7 +132,10 @@ const REPOSITORY_FILES: [(&str, &str); 3] = [
 /// Leaves out of `plan` the `REPOSITORY_FILES` already in `root`, with a note for each.
 fn keep_repository_files(root: &Path, license_spdx: &str, plan: &mut Plan) {
     for (file, advice) in REPOSITORY_FILES {
-        if !root.join(file).is_file() || !plan.files.iter().any(|f| f.path == Path::new(file)) {
+        // LICENSE renders to nothing for `--license none` (or a kept one opsdk does not know):
+        // kept all the same, with its note.
+        let planned = plan.files.iter().any(|f| f.path == Path::new(file));
+        if !root.join(file).is_file() || !(planned || file == "LICENSE") {
             continue;
         }
         plan.files.retain(|f| f.path != Path::new(file));
@@ -151,7 +154,8 @@ fn keep_repository_files(root: &Path, license_spdx: &str, plan: &mut Plan) {
 /// The license of a LICENSE file already in `root` (as GitHub writes them): the project then
 /// says so in Cargo.toml, or, for one opsdk does not know, names none rather than a wrong one.
 fn license_in(root: &Path) -> Option<License> {
-    let text = std::fs::read_to_string(root.join("LICENSE")).ok()?;
+    let bytes = std::fs::read(root.join("LICENSE")).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
     let head: Vec<&str> = text
         .lines()
         .map(str::trim)
@@ -197,10 +201,10 @@ fn project_from_args(root: &Path, args: &InitArgs) -> Result<Project> {
         );
     }
     validate::domain(&args.domain)?;
-    let repo = args.repo.clone().unwrap_or_default();
-    if !repo.is_empty() {
-        validate::repo(&repo)?;
-    }
+    let repo = match args.repo.as_deref() {
+        None | Some("") => String::new(),
+        Some(given) => validate::repo(given)?,
+    };
     let (name, source) = match (
         &args.project_name,
         repo.rsplit('/').next().filter(|s| !s.is_empty()),

@@ -2,6 +2,12 @@
 //! wrote before, `base`, to what it writes now, `theirs`) into the user's copy (`ours`),
 //! keeping the user's own changes. Where both changed the same lines, or lines with no
 //! unchanged line between them, nothing is merged: the caller refuses, as before.
+//!
+//! The two alignments (base to ours, base to theirs) are made apart, so among repeated lines
+//! one change made by both sides can land twice (a `WATCH_NAMESPACE` entry the user added by
+//! hand and opsdk adds too). A merge is therefore only taken when every non-blank line occurs
+//! in it at least as often as in the side with fewer and at most as often as in the side with
+//! more; otherwise it is a conflict.
 
 /// The merged text, or the 1-based line ranges of the user's copy where both sides changed.
 pub fn merge(base: &str, ours: &str, theirs: &str) -> Result<String, Vec<(usize, usize)>> {
@@ -34,11 +40,35 @@ pub fn merge(base: &str, ours: &str, theirs: &str) -> Result<String, Vec<(usize,
         }
         (b, o, t) = (bi + 1, oi + 1, ti + 1);
     }
+    if conflicts.is_empty()
+        && let Some(line) = counted_twice(&ours, &theirs, &merged)
+    {
+        conflicts.push((line, line));
+    }
     if conflicts.is_empty() {
         Ok(merged)
     } else {
-        Err(conflicts)
+        // A conflict where the user removed lines is reported at the next line they kept, or
+        // at their last line.
+        let last = ours.len().max(1);
+        Err(conflicts
+            .into_iter()
+            .map(|(first, end)| (first.min(last), end.min(last)))
+            .collect())
     }
+}
+
+/// The 1-based line of `ours` (or of the merge, for a line only opsdk has) holding the first
+/// non-blank line that `merged` holds more often than both sides or less often than either.
+fn counted_twice(ours: &[&str], theirs: &[&str], merged: &str) -> Option<usize> {
+    let merged: Vec<&str> = merged.split_inclusive('\n').collect();
+    let count = |lines: &[&str], line: &str| lines.iter().filter(|l| **l == line).count();
+    let odd = merged.iter().chain(ours).chain(theirs).find(|line| {
+        let (o, t, m) = (count(ours, line), count(theirs, line), count(&merged, line));
+        !line.trim().is_empty() && (m > o.max(t) || m < o.min(t))
+    })?;
+    let at = ours.iter().position(|l| l == odd);
+    Some(at.unwrap_or_else(|| merged.iter().position(|l| l == odd).unwrap_or(0)) + 1)
 }
 
 /// For each line of `a`, the line of `b` it is kept as in a longest common subsequence.
@@ -140,6 +170,24 @@ mod tests {
             merge(BASE, &ours, &theirs).unwrap(),
             format!("# top\n{theirs}# bottom\n")
         );
+    }
+
+    #[test]
+    fn a_change_both_made_at_different_places_is_a_conflict_not_a_duplicate() {
+        // The user set WATCH_NAMESPACE by hand; opsdk's namespaced render adds it too.
+        let base =
+            "env:\n- name: POD_NAME\n  value: a\n- name: POD_NAMESPACE\n  value: b\nports:\n";
+        let ours = base.replace(
+            "- name: POD_NAMESPACE",
+            "- name: WATCH_NAMESPACE\n  value: c\n- name: POD_NAMESPACE",
+        );
+        let theirs = base.replace("ports:", "- name: WATCH_NAMESPACE\n  value: c\nports:");
+        assert!(merge(base, &ours, &theirs).is_err());
+    }
+
+    #[test]
+    fn a_conflict_on_lines_the_user_removed_at_the_end_names_their_last_line() {
+        assert_eq!(merge("a\nb\nc\n", "a\nb\n", "a\nb\nC\n"), Err(vec![(2, 2)]));
     }
 
     #[test]

@@ -208,14 +208,20 @@ fn init_follows_a_kept_license_it_knows_and_only_that() {
         std::fs::write(dir.join("LICENSE"), text).unwrap();
         let mut args = vec!["init", "--domain", DOMAIN, "--repo", REPO];
         args.extend(flag.iter().flat_map(|f| ["--license", f]));
-        succeed(&dir, &args);
-        let manifest = read(&dir, "Cargo.toml");
-        let line = format!("\nlicense = \"{wanted}\"\n");
-        assert_eq!(
-            manifest.contains(&line),
-            !wanted.is_empty(),
-            "{text}: {manifest}"
+        let out = opsdk(&dir).args(&args).assert().success();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(
+            stderr.contains("note: kept your LICENSE"),
+            "{text}: {stderr}"
         );
+        let manifest = read(&dir, "Cargo.toml");
+        match wanted {
+            "" => assert!(!manifest.contains("\nlicense = "), "{text}: {manifest}"),
+            _ => assert!(
+                manifest.contains(&format!("\nlicense = \"{wanted}\"\n")),
+                "{text}: {manifest}"
+            ),
+        }
         assert_eq!(read(&dir, "LICENSE"), text);
     }
 }
@@ -245,4 +251,19 @@ fn a_project_named_before_the_length_rule_keeps_working() {
     std::fs::write(dir.join("PROJECT"), project).unwrap();
     create_api(&dir, &args("--version v1 --kind Widget"));
     assert!(read(&dir, "PROJECT").contains(long));
+}
+
+/// A clone URL pasted as `--repo` is taken as the repository path it names.
+#[test]
+fn a_clone_url_as_repo_names_the_repository() {
+    for url in ["https://github.com/ana/op.git", "git@github.com:ana/op.git"] {
+        let (_tmp, dir) = project_dir();
+        succeed(&dir, &["init", "--repo", url]);
+        let project = read(&dir, "PROJECT");
+        assert!(
+            project.contains("projectName: op\nrepo: github.com/ana/op\n"),
+            "{url}: {project}"
+        );
+        assert!(read(&dir, "Cargo.toml").contains("repository = \"https://github.com/ana/op\""));
+    }
 }
