@@ -18,6 +18,9 @@ const LAYOUT: &[&str] = &[
     "kustomize.common.kubebuilder.io/v2",
 ];
 
+/// kubebuilder's names for its helm plugin, whose values (helm/v2-alpha's) opsdk's chart keeps.
+const KUBEBUILDER_HELM: &[&str] = &["helm/v2-alpha", "helm.kubebuilder.io/v2-alpha"];
+
 /// kubebuilder's deploy-image plugin, a per-API choice: `create api --deploy-image`.
 const DEPLOY_IMAGE: &[&str] = &[
     "deploy-image",
@@ -49,6 +52,11 @@ pub fn enable(plugins: &Plugins, names: &[String]) -> Result<Plugins> {
         if LAYOUT.contains(&name) {
             continue;
         }
+        // kubebuilder's helm plugin, whose v2-alpha values the chart follows.
+        if KUBEBUILDER_HELM.contains(&name) {
+            enabled.helm = Some(HelmPlugin {});
+            continue;
+        }
         let (short, version) = name.split_once('/').unwrap_or((name, ""));
         let known = KNOWN
             .iter()
@@ -76,7 +84,7 @@ mod tests {
 
     #[test]
     fn helm_by_short_or_versioned_name() {
-        for name in ["helm", "helm/v1-alpha"] {
+        for name in ["helm", "helm/v1-alpha", "helm/v2-alpha"] {
             let plugins = enable(&Plugins::default(), &[name.to_string()]).unwrap();
             assert!(plugins.helm.is_some(), "{name}");
         }
@@ -96,7 +104,7 @@ mod tests {
 
     #[test]
     fn unknown_names_and_versions_are_refused() {
-        for name in ["kustomize", "helm/v2-alpha", ""] {
+        for name in ["kustomize", "helm/v3-alpha", ""] {
             let err = enable(&Plugins::default(), &[name.to_string()]).unwrap_err();
             assert!(err.to_string().contains("\nhelp: "), "{err}");
         }

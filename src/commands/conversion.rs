@@ -106,3 +106,57 @@ pub(super) fn spokes(
 fn spokes_of(resource: &Resource) -> &[String] {
     resource.webhooks.as_ref().map_or(&[], |w| &w.spoke)
 }
+
+/// A note when a spoke of `kind` outranks its hub in Kubernetes' version order (GA over beta
+/// over alpha, then the higher number): clients that take the preferred version (`kubectl get`
+/// without one, the namespace controller deleting a namespace's objects) then read the spoke,
+/// through the manager, and cannot while it is down.
+pub(super) fn preferred_spoke_note(kind: &str, hub: &str, spokes: &[String]) -> Option<String> {
+    let preferred = spokes
+        .iter()
+        .filter(|spoke| priority(spoke) > priority(hub))
+        .max_by_key(|spoke| priority(spoke))?;
+    Some(format!(
+        "note: {preferred} outranks the hub {hub} in Kubernetes' version order, so `kubectl get` and the namespace controller read {kind}s as {preferred}, converted by the manager: while no replica answers, they fail and namespaces holding {kind}s cannot be deleted; making {preferred} the hub avoids that"
+    ))
+}
+
+/// Kubernetes' order of versions (apimachinery's kube-aware comparison): GA, then beta, then
+/// alpha; within each, the higher major and then minor number first.
+fn priority(version: &str) -> (u8, u32, u32) {
+    let rest = version.strip_prefix('v').unwrap_or(version);
+    let digits = |s: &str| s.parse::<u32>().unwrap_or(0);
+    for (stage, rank) in [("alpha", 0), ("beta", 1)] {
+        if let Some((major, minor)) = rest.split_once(stage) {
+            return (rank, digits(major), digits(minor));
+        }
+    }
+    (2, digits(rest), 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_rank_as_kubernetes_ranks_them() {
+        let mut versions = [
+            "v1alpha1", "v2", "v1beta2", "v1", "v1beta1", "v10", "v2alpha1",
+        ];
+        versions.sort_by_key(|v| std::cmp::Reverse(priority(v)));
+        assert_eq!(
+            versions,
+            [
+                "v10", "v2", "v1", "v1beta2", "v1beta1", "v2alpha1", "v1alpha1"
+            ]
+        );
+    }
+
+    #[test]
+    fn only_a_spoke_above_the_hub_is_noted() {
+        let spokes = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(preferred_spoke_note("Cruiser", "v2", &spokes(&["v1", "v1beta1"])).is_none());
+        let note = preferred_spoke_note("Cruiser", "v1", &spokes(&["v1beta1", "v2"])).unwrap();
+        assert!(note.starts_with("note: v2 outranks the hub v1"), "{note}");
+    }
+}

@@ -121,6 +121,15 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         default_kustomization::sync_network_policy(root, &mut plan, true)?,
     ];
     plan.notes.extend(notes.into_iter().flatten());
+    if args.conversion {
+        let hooks = project.resources[index].webhooks.as_ref();
+        let spokes = hooks.map_or(&[][..], |w| w.spoke.as_slice());
+        plan.notes.extend(conversion::preferred_spoke_note(
+            &resource.kind,
+            &resource.version,
+            spokes,
+        ));
+    }
     let mut files: Vec<String> = Vec::new();
     if admission {
         files.push(format!("src/webhook/{}.rs", resource_ctx.api_file));

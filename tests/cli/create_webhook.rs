@@ -212,7 +212,18 @@ fn a_conversion_webhook_is_recorded_stored_in_the_hub_and_routed() {
     let (_tmp, dir) = project_dir();
     cruiser_project(&dir);
     let request = cruiser("v1", &["--conversion", "--spoke", "v1alpha1,v2"]);
-    let stdout = create_webhook(&dir, &strs(&request));
+    let out = opsdk(&dir)
+        .args(["create", "webhook"])
+        .args(strs(&request))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+    // v2 outranks the hub v1: kubectl's default reads go through the manager.
+    assert!(
+        stderr.contains("note: v2 outranks the hub v1 in Kubernetes' version order"),
+        "{stderr}"
+    );
     for file in [
         "create src/api/ship/v1alpha1/cruiser_conversion.rs",
         "create src/api/ship/v2/cruiser_conversion.rs",

@@ -222,7 +222,7 @@ fn unknown_plugins_are_refused_and_nothing_is_written() {
     init.args(["init", "--domain", DOMAIN, "--plugins", "helm,kustomize"]);
     assert_refused(&dir, &mut init, "unknown plugin \"kustomize\"");
     article_project(&dir);
-    for bad in ["helm/v2-alpha", "grafana"] {
+    for bad in ["helm/v3-alpha", "grafana"] {
         let mut edit = opsdk(&dir);
         edit.args(["edit", "--plugins", bad]);
         assert_refused(&dir, &mut edit, "unknown plugin");

@@ -8,7 +8,9 @@ mod envtest;
 use std::time::Duration;
 
 use kube::Client;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
 
 use k8s_operator_talk::api::v1alpha1::Application;
 use k8s_operator_talk::webhook::certs::Validity;
@@ -110,6 +112,38 @@ async fn a_delete_needs_the_webhooks_only_when_validate_delete_is_on() {
         })
         .await;
     }
+}
+
+/// An object being deleted waits only for its finalizers, and their removal must not need the
+/// manager: the API server does not call the webhooks for it (their matchConditions), so a
+/// manager that crashes, or is gone for good, never leaves objects terminating forever.
+#[tokio::test]
+async fn a_finalizer_is_removed_while_no_replica_of_the_manager_answers() {
+    let Some((_cp, admin, served)) = start().await else {
+        return;
+    };
+    let mut sample: Application = serde_saphyr::from_str(SAMPLE).expect("the sample parses");
+    let name = sample.metadata.name.clone().expect("the sample is named");
+    sample.metadata.finalizers = Some(vec!["test.opsdk.dev/hold".into()]);
+    objects(&admin)
+        .create(&PostParams::default(), &sample)
+        .await
+        .expect("admitted through the webhooks");
+    let stored = stored(&admin);
+    stored
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("deletion started");
+    served.stop().await;
+    let release = serde_json::json!({ "metadata": { "finalizers": null } });
+    stored
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&release))
+        .await
+        .expect("the finalizer removed with no webhook answering");
+    eventually("the sample gone", || async {
+        stored.get_opt(&name).await.unwrap().is_none().then_some(())
+    })
+    .await;
 }
 
 /// The Applications in their stored version: the conversion hub once the kind converts

@@ -8,8 +8,8 @@
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
-    ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
+    MatchCondition, MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations,
+    ServiceReference, ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
@@ -159,6 +159,7 @@ pub fn configurations(
         side_effects: "None".into(),
         rules: Some(rules(h)),
         namespace_selector: namespace_selector(selected),
+        match_conditions: Some(vec![not_being_deleted()]),
         ..ValidatingWebhook::default()
     };
     let mutating: Vec<MutatingWebhook> = hooks
@@ -178,6 +179,17 @@ pub fn configurations(
             webhooks: Some(validating),
         }),
     )
+}
+
+/// Leaves out the updates of an object being deleted, which only remove its finalizers: the
+/// API server then does not call the manager for them at all, so a manager that is down (or
+/// uninstalled) cannot leave objects terminating forever under failurePolicy Fail. Deletes
+/// (`object` null) still reach a webhook that validates them.
+fn not_being_deleted() -> MatchCondition {
+    MatchCondition {
+        name: "not-being-deleted".into(),
+        expression: "object == null || !has(object.metadata.deletionTimestamp)".into(),
+    }
 }
 
 /// The mutating webhook with the fields of `webhook`: the two types share every field but
