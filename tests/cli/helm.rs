@@ -76,6 +76,34 @@ fn edit_plugins_helm_adds_the_chart_and_records_it_in_project() {
     assert_eq!(snapshot(&other), snapshot(&dir));
 }
 
+/// Teams add their own targets at the end of the Makefile, and set IMG at its top: the helm
+/// targets are merged in between, and both changes stay.
+#[test]
+fn edit_plugins_helm_merges_into_a_makefile_the_team_changed() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let mine = read(&dir, "Makefile")
+        .replace("IMG ?= controller:latest", "IMG ?= ghcr.io/me/op:dev")
+        + "\n.PHONY: e2e\ne2e: ## Our end-to-end tests.\n\t./hack/e2e.sh\n";
+    std::fs::write(dir.join("Makefile"), &mine).unwrap();
+    let out = succeed(&dir, &["edit", "--plugins", "helm"]);
+    assert!(out.contains("merge Makefile (your changes kept"), "{out}");
+    let makefile = read(&dir, "Makefile");
+    assert!(
+        makefile.starts_with(&mine[..mine.find("IMG ?=").unwrap()]),
+        "{makefile}"
+    );
+    assert!(
+        makefile.contains("IMG ?= ghcr.io/me/op:dev\n"),
+        "{makefile}"
+    );
+    assert!(
+        makefile.ends_with("e2e: ## Our end-to-end tests.\n\t./hack/e2e.sh\n"),
+        "{makefile}"
+    );
+    assert!(makefile.contains("\nhelm-deploy: manifests"), "{makefile}");
+}
+
 #[test]
 fn the_chart_follows_every_command_and_values_yaml_stays_the_users() {
     let (_tmp, dir) = project_dir();
