@@ -48,7 +48,7 @@ fn with_plugins(args: &CreateApiArgs) -> Result<CreateApiArgs> {
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let args = &with_plugins(args)?;
-    let mut project = Project::load(root)?;
+    let mut project = super::recorded_types::load(root)?;
     let old = project.clone();
     let external = external_crd(args)?;
     // `--resource=false` for one of the project's own APIs adds the controller it lacks.

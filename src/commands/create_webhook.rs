@@ -18,7 +18,7 @@ use super::{conversion, default_kustomization};
 use crate::cli::CreateWebhookArgs;
 use crate::context::{ProjectContext, ResourceContext};
 use crate::plan::Plan;
-use crate::project_file::{Project, Webhooks};
+use crate::project_file::Webhooks;
 use crate::render::{Scope, render};
 use crate::writer::Force;
 
@@ -29,7 +29,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
             "no webhook to scaffold\nhelp: pass --defaulting, --programmatic-validation, --conversion --spoke <version>, or several"
         );
     }
-    let mut project = Project::load(root)?;
+    let mut project = super::recorded_types::load(root)?;
     let index = find(&project, &args.api)?;
     let resource = project.resources[index].clone();
     let api = ResourceContext::new(&project, &resource).api_version;

@@ -28,7 +28,7 @@ use crate::writer::Force;
 const CHART_CRDS: &str = "dist/chart/files/crds";
 
 pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
-    let old = Project::load(root)?;
+    let old = super::recorded_types::load(root)?;
     let index = find(&old, &args.api)?;
     let resource = old.resources[index].clone();
     let mut project = old.clone();

@@ -24,7 +24,7 @@ use crate::render::{Scope, render};
 use crate::writer::Force;
 
 pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
-    let old = Project::load(root)?;
+    let old = super::recorded_types::load(root)?;
     let project = apply(&old, args)?;
     check_scope(&project)?;
 

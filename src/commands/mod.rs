@@ -9,6 +9,7 @@ pub mod edit;
 mod foreign_api;
 pub mod init;
 mod rbac_kustomization;
+mod recorded_types;
 
 use std::io::Write as _;
 use std::path::Path;

@@ -335,3 +335,35 @@ fn a_validating_webhook_file_without_validate_delete() {
         "application.rs: declares no `VALIDATE_DELETE`, which the validating webhook now reads to know whether the API server sends it deletes (an earlier opsdk sent every delete)\nhelp: add `pub const VALIDATE_DELETE: bool = false;` to it (true keeps deletes validated, but then no Application can be deleted while the manager is down)",
     );
 }
+
+/// A plural or a domain changed in PROJECT by hand no longer matches the CRD the types make:
+/// every command refuses, naming the types file, before it writes anything.
+#[test]
+fn a_hand_edited_plural_or_domain_in_project_is_refused() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let project = read(&dir, "PROJECT");
+    for (from, to, needle) in [
+        (
+            "plural: applications",
+            "plural: apps",
+            "declares plural \"applications\"",
+        ),
+        (
+            "domain: minetto.dev",
+            "domain: example.com",
+            "declares group \"minetto.dev\"",
+        ),
+    ] {
+        std::fs::write(dir.join("PROJECT"), project.replace(from, to)).unwrap();
+        let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]);
+        assert_refused(
+            &dir,
+            &mut cmd,
+            &format!("src/api/v1alpha1/application.rs {needle}"),
+        );
+        let mut cmd = opsdk(&dir);
+        cmd.args(["edit", "--owner", "Ana"]);
+        assert_refused(&dir, &mut cmd, needle);
+    }
+}

@@ -1,0 +1,71 @@
+//! PROJECT against the types it describes: a kind's group and plural are in PROJECT and in
+//! the `#[kube(...)]` attribute of its types file. A hand edit of one of them (a plural or a
+//! domain changed in PROJECT) would make every later command write kustomizations and roles
+//! for names the CRD does not have; it is refused before any command uses PROJECT.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::context::ResourceContext;
+use crate::project_file::{self, Project};
+
+/// `PROJECT` from `root`, refused when a kind's types file names another group or plural.
+pub(super) fn load(root: &Path) -> Result<Project> {
+    let project = Project::load(root)?;
+    for resource in &project.resources {
+        if resource.external || resource.builtin().is_some() {
+            continue;
+        }
+        let ctx = ResourceContext::new(&project, resource);
+        let path = format!("src/api/{}.rs", ctx.api_file);
+        let Ok(types) = std::fs::read_to_string(root.join(&path)) else {
+            continue;
+        };
+        for (field, recorded) in [("group", &ctx.api_group), ("plural", &ctx.plural)] {
+            let Some(declared) = attribute(&types, field) else {
+                continue;
+            };
+            if declared != recorded {
+                bail!(
+                    "{path} declares {field} {declared:?} for {} {}, but {} records {recorded:?}\nhelp: make them agree again by undoing the hand edit (to rename a kind's {field}, delete the API and create it again)",
+                    ctx.api_version,
+                    resource.kind,
+                    project_file::FILE_NAME
+                );
+            }
+        }
+    }
+    Ok(project)
+}
+
+/// The value of `field = "..."` in the first `#[kube(` attribute of `types`.
+fn attribute<'t>(types: &'t str, field: &str) -> Option<&'t str> {
+    let start = types.find("#[kube(")?;
+    let end = start + types[start..].find(")]")?;
+    types[start..end].lines().find_map(|line| {
+        let value = line
+            .trim()
+            .strip_prefix(field)?
+            .trim_start()
+            .strip_prefix('=')?;
+        value
+            .trim()
+            .trim_end_matches(',')
+            .strip_prefix('"')?
+            .strip_suffix('"')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attribute;
+
+    #[test]
+    fn reads_the_kube_attribute_only() {
+        let types = "// plural = \"no\"\n#[kube(\n    group = \"minetto.dev\",\n    plural = \"applications\",\n)]\npub struct ApplicationSpec {}\n";
+        assert_eq!(attribute(types, "group"), Some("minetto.dev"));
+        assert_eq!(attribute(types, "plural"), Some("applications"));
+        assert_eq!(attribute(types, "shortname"), None);
+    }
+}
