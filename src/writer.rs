@@ -192,7 +192,7 @@ pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'
 }
 
 /// The user's file `bytes` with the change from `file.previous` to `file.contents` merged
-/// in, or the lines where both changed (`3-5, 9`).
+/// in, or the lines where both changed (`lines 3-5 and 9`).
 fn merge_into(bytes: &[u8], file: &PlannedFile) -> Result<String, String> {
     let (Some(previous), Ok(ours)) = (&file.previous, std::str::from_utf8(bytes)) else {
         return Err("not text".to_string());
