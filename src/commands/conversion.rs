@@ -107,17 +107,18 @@ fn spokes_of(resource: &Resource) -> &[String] {
     resource.webhooks.as_ref().map_or(&[], |w| &w.spoke)
 }
 
-/// A note when a spoke of `kind` outranks its hub in Kubernetes' version order (GA over beta
-/// over alpha, then the higher number): clients that take the preferred version (`kubectl get`
-/// without one, the namespace controller deleting a namespace's objects) then read the spoke,
-/// through the manager, and cannot while it is down.
-pub(super) fn preferred_spoke_note(kind: &str, hub: &str, spokes: &[String]) -> Option<String> {
-    let preferred = spokes
+/// A note when a spoke of the hub `hub` outranks it in Kubernetes' version order (GA over
+/// beta over alpha, then the higher number): clients that take the preferred version
+/// (`kubectl get` without one, the namespace controller deleting a namespace's objects) then
+/// read the spoke, through the manager, and cannot while it is down.
+pub(super) fn preferred_spoke_note(hub: &Resource) -> Option<String> {
+    let (kind, version) = (&hub.kind, hub.version.as_str());
+    let preferred = spokes_of(hub)
         .iter()
-        .filter(|spoke| priority(spoke) > priority(hub))
+        .filter(|spoke| priority(spoke) > priority(version))
         .max_by_key(|spoke| priority(spoke))?;
     Some(format!(
-        "note: {preferred} outranks the hub {hub} in Kubernetes' version order, so `kubectl get` and the namespace controller read {kind}s as {preferred}, converted by the manager: while no replica answers, they fail and namespaces holding {kind}s cannot be deleted; making {preferred} the hub avoids that"
+        "note: {preferred} outranks the hub {version} in Kubernetes' version order, so `kubectl get` and the namespace controller read {kind}s as {preferred}, converted by the manager: while no replica answers, they fail and namespaces holding {kind}s cannot be deleted; making {preferred} the hub avoids that"
     ))
 }
 
@@ -154,9 +155,26 @@ mod tests {
 
     #[test]
     fn only_a_spoke_above_the_hub_is_noted() {
-        let spokes = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(preferred_spoke_note("Cruiser", "v2", &spokes(&["v1", "v1beta1"])).is_none());
-        let note = preferred_spoke_note("Cruiser", "v1", &spokes(&["v1beta1", "v2"])).unwrap();
+        let hub = |version: &str, spokes: &[&str]| Resource {
+            domain: String::new(),
+            path: String::new(),
+            external: false,
+            group: "ship".into(),
+            version: version.into(),
+            kind: "Cruiser".into(),
+            plural: "cruisers".into(),
+            short_name: String::new(),
+            namespaced: true,
+            controller: true,
+            deploy_image: false,
+            webhooks: Some(crate::project_file::Webhooks {
+                conversion: true,
+                spoke: spokes.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            }),
+        };
+        assert!(preferred_spoke_note(&hub("v2", &["v1", "v1beta1"])).is_none());
+        let note = preferred_spoke_note(&hub("v1", &["v1beta1", "v2"])).unwrap();
         assert!(note.starts_with("note: v2 outranks the hub v1"), "{note}");
     }
 }

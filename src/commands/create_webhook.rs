@@ -122,13 +122,8 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     ];
     plan.notes.extend(notes.into_iter().flatten());
     if args.conversion {
-        let hooks = project.resources[index].webhooks.as_ref();
-        let spokes = hooks.map_or(&[][..], |w| w.spoke.as_slice());
-        plan.notes.extend(conversion::preferred_spoke_note(
-            &resource.kind,
-            &resource.version,
-            spokes,
-        ));
+        plan.notes
+            .extend(conversion::preferred_spoke_note(&project.resources[index]));
     }
     let mut files: Vec<String> = Vec::new();
     if admission {
