@@ -29,7 +29,16 @@ const RUST_KEYWORDS: &[&str] = &[
 /// unqualified, and every name the generated files import or define next to the kind's own
 /// types (a unit test reads the templates for them).
 const RESERVED_TYPE_NAMES: &[&str] = &[
-    // Rust prelude and common std types
+    // The Rust 2024 prelude (std::prelude::rust_2024, which the generated crates use: a
+    // kind named after one hides it, e.g. `Future` in the controller's `impl Future`), and
+    // common std types
+    "Future",
+    "IntoFuture",
+    "DoubleEndedIterator",
+    "ExactSizeIterator",
+    "AsyncFn",
+    "AsyncFnMut",
+    "AsyncFnOnce",
     "Self",
     "Option",
     "Some",
@@ -180,5 +189,22 @@ mod tests {
         assert_eq!(type_ident("Self"), "SelfResource");
         assert_eq!(type_ident("Condition"), "ConditionResource");
         assert_eq!(type_ident("Api"), "ApiObject", "ApiResource is kube's");
+    }
+
+    /// Every type and trait the 2024 edition's prelude brings into scope: the generated code
+    /// names some of them unqualified (`impl Future`), and any may be named by a user's code.
+    #[test]
+    fn no_kind_hides_a_prelude_name() {
+        let prelude = [
+            "AsMut", "AsRef", "AsyncFn", "AsyncFnMut", "AsyncFnOnce", "Box", "Clone", "Copy",
+            "Default", "DoubleEndedIterator", "Drop", "Eq", "ExactSizeIterator", "Extend", "Fn",
+            "FnMut", "FnOnce", "From", "FromIterator", "Future", "IntoFuture", "Into",
+            "IntoIterator", "Iterator", "Option", "Ord", "PartialEq", "PartialOrd", "Result",
+            "Send", "Sized", "String", "Sync", "ToOwned", "ToString", "TryFrom", "TryInto",
+            "Unpin", "Vec", "Some", "None", "Ok", "Err", "Debug", "Hash",
+        ];
+        for name in prelude {
+            assert_ne!(type_ident(name), name, "a kind named {name} hides the prelude's");
+        }
     }
 }
