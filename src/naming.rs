@@ -196,15 +196,58 @@ mod tests {
     #[test]
     fn no_kind_hides_a_prelude_name() {
         let prelude = [
-            "AsMut", "AsRef", "AsyncFn", "AsyncFnMut", "AsyncFnOnce", "Box", "Clone", "Copy",
-            "Default", "DoubleEndedIterator", "Drop", "Eq", "ExactSizeIterator", "Extend", "Fn",
-            "FnMut", "FnOnce", "From", "FromIterator", "Future", "IntoFuture", "Into",
-            "IntoIterator", "Iterator", "Option", "Ord", "PartialEq", "PartialOrd", "Result",
-            "Send", "Sized", "String", "Sync", "ToOwned", "ToString", "TryFrom", "TryInto",
-            "Unpin", "Vec", "Some", "None", "Ok", "Err", "Debug", "Hash",
+            "AsMut",
+            "AsRef",
+            "AsyncFn",
+            "AsyncFnMut",
+            "AsyncFnOnce",
+            "Box",
+            "Clone",
+            "Copy",
+            "Default",
+            "DoubleEndedIterator",
+            "Drop",
+            "Eq",
+            "ExactSizeIterator",
+            "Extend",
+            "Fn",
+            "FnMut",
+            "FnOnce",
+            "From",
+            "FromIterator",
+            "Future",
+            "IntoFuture",
+            "Into",
+            "IntoIterator",
+            "Iterator",
+            "Option",
+            "Ord",
+            "PartialEq",
+            "PartialOrd",
+            "Result",
+            "Send",
+            "Sized",
+            "String",
+            "Sync",
+            "ToOwned",
+            "ToString",
+            "TryFrom",
+            "TryInto",
+            "Unpin",
+            "Vec",
+            "Some",
+            "None",
+            "Ok",
+            "Err",
+            "Debug",
+            "Hash",
         ];
         for name in prelude {
-            assert_ne!(type_ident(name), name, "a kind named {name} hides the prelude's");
+            assert_ne!(
+                type_ident(name),
+                name,
+                "a kind named {name} hides the prelude's"
+            );
         }
     }
 }

@@ -79,7 +79,15 @@ pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'
             Err(e) => return Err(e).with_context(|| format!("reading {}", target.display())),
         };
         let mut merged = None;
-        let action = match (existing, file.policy) {
+        // An opsdk list the user added to (`previous` is set for those alone) is merged as a
+        // user's file is.
+        let policy = match &existing {
+            Some(bytes) if file.policy == Policy::Regenerate && extended_by_user(bytes, file) => {
+                Policy::Replace
+            }
+            _ => file.policy,
+        };
+        let action = match (existing, policy) {
             (None, policy) if policy.removes() => continue,
             (Some(_), Policy::RemoveOutput) => Action::Remove,
             (Some(bytes), Policy::RemoveGenerated) if first_line_has_marker(&bytes) => {
@@ -191,13 +199,29 @@ pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'
     Ok(actions)
 }
 
+/// An opsdk file, still marked as such, that holds more than opsdk wrote for the PROJECT on
+/// disk (`file.previous`).
+fn extended_by_user(bytes: &[u8], file: &PlannedFile) -> bool {
+    first_line_has_marker(bytes)
+        && file
+            .previous
+            .as_ref()
+            .is_some_and(|p| p.as_bytes() != bytes)
+}
+
 /// The user's file `bytes` with the change from `file.previous` to `file.contents` merged
 /// in, or the lines where both changed (`lines 3-5 and 9`).
 fn merge_into(bytes: &[u8], file: &PlannedFile) -> Result<String, String> {
     let (Some(previous), Ok(ours)) = (&file.previous, std::str::from_utf8(bytes)) else {
         return Err("not text".to_string());
     };
-    merge::merge(previous, ours, &file.contents).map_err(|conflicts| {
+    merge::merge(
+        previous,
+        ours,
+        &file.contents,
+        file.policy == Policy::Regenerate,
+    )
+    .map_err(|conflicts| {
         let ranges: Vec<String> = conflicts
             .iter()
             .map(|&(first, last)| match first == last {

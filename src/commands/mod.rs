@@ -32,6 +32,7 @@ fn regenerate(root: &Path, ctx: &ProjectContext, project: &Project, plan: &mut P
         plan.remove(path.clone(), String::new(), Policy::RemoveGenerated, true);
     }
     plan.extend(generated);
+    merge_base_of_lists(root, plan)?;
     rbac_kustomization::keep_commented_roles(root, plan);
     plan.add(PlannedFile {
         path: project_file::FILE_NAME.into(),
@@ -40,6 +41,36 @@ fn regenerate(root: &Path, ctx: &ProjectContext, project: &Project, plan: &mut P
         verbatim: true,
         previous: None,
     });
+    Ok(())
+}
+
+/// opsdk's kustomizations that kubebuilder scaffolds as the user's own, where teams add
+/// entries (a patch, a role, a sample of their own).
+const LISTS_USERS_EXTEND: [&str; 4] = [
+    "config/crd/kustomization.yaml",
+    "config/rbac/kustomization.yaml",
+    "config/samples/kustomization.yaml",
+    "config/webhook/kustomization.yaml",
+];
+
+/// Gives each of `LISTS_USERS_EXTEND` in `plan` what opsdk wrote for the PROJECT on disk as
+/// `previous`, so that the writer keeps the entries a user added.
+fn merge_base_of_lists(root: &Path, plan: &mut Plan) -> Result<()> {
+    if !root.join(project_file::FILE_NAME).exists() {
+        return Ok(());
+    }
+    let before = render(
+        Scope::Generated,
+        &ProjectContext::new(&Project::load(root)?),
+        None,
+    )?;
+    for file in (plan.files.iter_mut())
+        .filter(|f| LISTS_USERS_EXTEND.iter().any(|l| f.path == Path::new(l)))
+    {
+        file.previous = (before.files.iter())
+            .find(|b| b.path == file.path)
+            .map(|b| b.contents.clone());
+    }
     Ok(())
 }
 

@@ -10,7 +10,15 @@
 //! more; otherwise it is a conflict.
 
 /// The merged text, or the 1-based line ranges of the user's copy where both sides changed.
-pub fn merge(base: &str, ours: &str, theirs: &str) -> Result<String, Vec<(usize, usize)>> {
+/// With `union` (for a list, whose entries are a set), both sides changing one place never
+/// conflict: the user's lines there are kept, less those opsdk removed, and opsdk's new ones
+/// follow (an entry the user appended and one opsdk appends both land; one both add, once).
+pub fn merge(
+    base: &str,
+    ours: &str,
+    theirs: &str,
+    union: bool,
+) -> Result<String, Vec<(usize, usize)>> {
     let base: Vec<&str> = base.split_inclusive('\n').collect();
     let ours: Vec<&str> = ours.split_inclusive('\n').collect();
     let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
@@ -30,6 +38,13 @@ pub fn merge(base: &str, ours: &str, theirs: &str) -> Result<String, Vec<(usize,
             their_chunk
         } else if their_chunk == base_chunk {
             our_chunk
+        } else if union {
+            // The user's lines, less those opsdk removed, then those opsdk added.
+            let removed = |line: &&str| base_chunk.contains(line) && !their_chunk.contains(line);
+            merged.extend(our_chunk.iter().filter(|l| !removed(l)).copied());
+            let added = |line: &&str| !base_chunk.contains(line) && !our_chunk.contains(line);
+            merged.extend(their_chunk.iter().filter(|l| added(l)).copied());
+            &[]
         } else {
             conflicts.push((o + 1, oi.max(o + 1)));
             our_chunk
@@ -129,7 +144,7 @@ mod tests {
     fn opsdk_change_and_user_change_apart_both_land() {
         let ours = BASE.replace("tokio = \"1\"\n", "tokio = \"1\"\nreqwest = \"0.12\"\n");
         let theirs = BASE.replace("Apache-2.0", "MIT");
-        let merged = merge(BASE, &ours, &theirs).unwrap();
+        let merged = merge(BASE, &ours, &theirs, false).unwrap();
         assert_eq!(
             merged,
             BASE.replace("Apache-2.0", "MIT")
@@ -141,13 +156,13 @@ mod tests {
     fn the_same_line_changed_on_both_sides_is_a_conflict_on_the_users_line() {
         let ours = BASE.replace("Apache-2.0", "BSD-3-Clause");
         let theirs = BASE.replace("Apache-2.0", "MIT");
-        assert_eq!(merge(BASE, &ours, &theirs), Err(vec![(3, 3)]));
+        assert_eq!(merge(BASE, &ours, &theirs, false), Err(vec![(3, 3)]));
     }
 
     #[test]
     fn an_identical_change_on_both_sides_is_taken_once() {
         let theirs = BASE.replace("Apache-2.0", "MIT");
-        assert_eq!(merge(BASE, &theirs, &theirs).unwrap(), theirs);
+        assert_eq!(merge(BASE, &theirs, &theirs, false).unwrap(), theirs);
     }
 
     #[test]
@@ -155,11 +170,11 @@ mod tests {
         let theirs = BASE.replace("\n[dependencies]\nkube = \"5\"\ntokio = \"1\"\n", "");
         let ours = BASE.replace("[package]", "# mine\n[package]");
         assert_eq!(
-            merge(BASE, &ours, &theirs).unwrap(),
+            merge(BASE, &ours, &theirs, false).unwrap(),
             theirs.replace("[package]", "# mine\n[package]")
         );
         let ours = BASE.replace("kube = \"5\"", "kube = \"6\"");
-        assert!(merge(BASE, &ours, &theirs).is_err());
+        assert!(merge(BASE, &ours, &theirs, false).is_err());
     }
 
     #[test]
@@ -167,7 +182,7 @@ mod tests {
         let ours = format!("# top\n{BASE}# bottom\n");
         let theirs = BASE.replace("[dependencies]\n", "[dependencies]\nserde = \"1\"\n");
         assert_eq!(
-            merge(BASE, &ours, &theirs).unwrap(),
+            merge(BASE, &ours, &theirs, false).unwrap(),
             format!("# top\n{theirs}# bottom\n")
         );
     }
@@ -182,17 +197,40 @@ mod tests {
             "- name: WATCH_NAMESPACE\n  value: c\n- name: POD_NAMESPACE",
         );
         let theirs = base.replace("ports:", "- name: WATCH_NAMESPACE\n  value: c\nports:");
-        assert!(merge(base, &ours, &theirs).is_err());
+        assert!(merge(base, &ours, &theirs, false).is_err());
     }
 
     #[test]
     fn a_conflict_on_lines_the_user_removed_at_the_end_names_their_last_line() {
-        assert_eq!(merge("a\nb\nc\n", "a\nb\n", "a\nb\nC\n"), Err(vec![(2, 2)]));
+        assert_eq!(
+            merge("a\nb\nc\n", "a\nb\n", "a\nb\nC\n", false),
+            Err(vec![(2, 2)])
+        );
     }
 
     #[test]
     fn a_file_without_a_final_newline_merges() {
         let base = "a\nb\nc";
-        assert_eq!(merge(base, "a\nb\nc\nd", "A\nb\nc").unwrap(), "A\nb\nc\nd");
+        assert_eq!(
+            merge(base, "a\nb\nc\nd", "A\nb\nc", false).unwrap(),
+            "A\nb\nc\nd"
+        );
+    }
+
+    #[test]
+    fn a_list_keeps_both_sides_entries_appended_at_its_end() {
+        let base = "resources:\n- a.yaml\n";
+        let (ours, theirs) = (format!("{base}- mine.yaml\n"), format!("{base}- b.yaml\n"));
+        assert!(merge(base, &ours, &theirs, false).is_err());
+        let merged = merge(base, &ours, &theirs, true).unwrap();
+        assert_eq!(merged, "resources:\n- a.yaml\n- mine.yaml\n- b.yaml\n");
+        // An entry both appended lands once.
+        let both = theirs.replace("b.yaml", "b.yaml\n- c.yaml");
+        assert_eq!(merge(base, &theirs, &both, true).unwrap(), both);
+        // opsdk removing its entries next to the user's: the user's stay.
+        let base = "resources:\n- a.yaml\n- b.yaml\n";
+        let ours = "resources:\n#- a.yaml\n- mine.yaml\n- b.yaml\n";
+        let removed = merge(base, ours, "resources:\n", true).unwrap();
+        assert_eq!(removed, "resources:\n#- a.yaml\n- mine.yaml\n");
     }
 }

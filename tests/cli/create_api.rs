@@ -253,6 +253,60 @@ fn a_generated_file_the_user_took_over_is_not_overwritten() {
     assert_refused(&dir, &mut forced, "so the file is yours now");
 }
 
+/// The kustomizations kubebuilder leaves to the user, where teams add entries, are merged as
+/// lists: an entry added or changed by hand stays through `create api` and `delete api`, and
+/// opsdk's entries come and go around it.
+#[test]
+fn entries_added_to_the_kustomization_lists_are_kept() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let lists = [
+        "config/rbac/kustomization.yaml",
+        "config/samples/kustomization.yaml",
+    ];
+    for list in lists {
+        let text = read(&dir, list) + "- my_own.yaml\n";
+        std::fs::write(dir.join(list), text).unwrap();
+    }
+    let out = create_api(&dir, &args("--group ship --version v1 --kind Corvette"));
+    for list in lists {
+        assert!(
+            out.contains(&format!("merge {list} (your changes kept")),
+            "{out}"
+        );
+        let text = read(&dir, list);
+        assert!(
+            text.contains("- my_own.yaml\n") && text.contains("corvette"),
+            "{list}:\n{text}"
+        );
+    }
+    succeed(
+        &dir,
+        &args("delete api --group ship --version v1 --kind Corvette"),
+    );
+    let rbac = read(&dir, lists[0]);
+    assert!(
+        rbac.contains("- my_own.yaml\n") && !rbac.contains("corvette"),
+        "{rbac}"
+    );
+
+    // An entry of opsdk's the user changed stays changed; the next kind's roles still land.
+    let rbac = rbac.replace(
+        "- application_viewer_role.yaml",
+        "#- application_viewer_role.yaml",
+    );
+    std::fs::write(dir.join(lists[0]), rbac).unwrap();
+    create_api(&dir, &args("--group ship --version v1 --kind Frigate"));
+    let rbac = read(&dir, lists[0]);
+    for entry in [
+        "#- application_viewer_role.yaml",
+        "- my_own.yaml",
+        "- ship_frigate_viewer_role.yaml",
+    ] {
+        assert!(rbac.contains(&format!("{entry}\n")), "{entry}:\n{rbac}");
+    }
+}
+
 #[test]
 fn a_project_file_written_by_hand_badly_is_reported() {
     let (_tmp, dir) = project_dir();
