@@ -247,10 +247,12 @@ async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
             "spec": {"containers": [{"name": "other", "image": "busybox"}]}}}
     }))
     .unwrap();
-    // Someone else's Service, of the name a child of {{ r.kind }} `owner` would have.
+    // Someone else's Service, of the name a child of {{ r.kind }} `owner` would have, with the
+    // label the manager's watch selects by (anyone may set it): not the manager's all the same.
     let foreign_service = |owner: &str| -> corev1::Service {
         serde_json::from_value(json!({
-            "metadata": {"name": format!("{owner}-service")}, "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
+            "metadata": {"name": format!("{owner}-service"), "labels": {"app.kubernetes.io/managed-by": {{ project.crate_name }}::MANAGER}},
+            "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
         }))
         .unwrap()
     };

@@ -27,6 +27,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 mod drift;
+mod owned;
 
 pub use drift::contains;
 use drift::unset_foreign_keys;
@@ -124,10 +125,10 @@ where
     }
 
     /// Watches every `K` with the managed-by label in the namespaces the manager watches
-    /// (relists served from the API server's watch cache), caches them without managedFields,
-    /// and returns the children with the stream of their changes, for
+    /// (relists served from the API server's watch cache), caches those an `O` controls
+    /// without managedFields, and returns the children with the stream of their changes, for
     /// `Controller::owns_stream`.
-    pub fn watch(
+    pub fn watch<O: Resource<DynamicType = ()>>(
         ctx: &Context,
         field_manager: &'static str,
     ) -> (
@@ -141,12 +142,14 @@ where
         let children = Self::new(store, field_manager);
         let (applied, created) = (children.applied.clone(), children.created.clone());
         let mut relist = Relist::default();
+        let owner = owned::Owner::of::<O>();
         let selector = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
         let config = watcher::Config::default().labels(&selector).any_semantic();
         let changes = ctx
             .watches
             .watch(ctx.settings.namespaces.apis::<K>(&ctx.client), config)
             .modify(|child| child.managed_fields_mut().clear())
+            .try_filter_map(move |event| std::future::ready(Ok(owner.keep(event))))
             .map_ok(move |event| {
                 observe(&event, &mut writer, &mut relist, &created, &applied);
                 event

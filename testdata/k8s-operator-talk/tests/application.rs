@@ -402,10 +402,12 @@ async fn application_never_takes_over_what_it_does_not_control() {
             "spec": {"containers": [{"name": "other", "image": "busybox"}]}}}
     }))
     .unwrap();
-    // Someone else's Service, of the name a child of Application `owner` would have.
+    // Someone else's Service, of the name a child of Application `owner` would have, with the
+    // label the manager's watch selects by (anyone may set it): not the manager's all the same.
     let foreign_service = |owner: &str| -> corev1::Service {
         serde_json::from_value(json!({
-            "metadata": {"name": format!("{owner}-service")}, "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
+            "metadata": {"name": format!("{owner}-service"), "labels": {"app.kubernetes.io/managed-by": k8s_operator_talk::MANAGER}},
+            "spec": {"selector": {"app": "other"}, "ports": [{"port": 9090}]}
         }))
         .unwrap()
     };

@@ -83,8 +83,8 @@ pub struct State {
 /// controller, which runs until shutdown. The watches are registered here, before the
 /// manager waits for them to list (see `watches`), so nothing here may wait.
 pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
-    let (deployments, deployment_changes) = Children::watch(&ctx, FIELD_MANAGER);
-    let (services, service_changes) = Children::watch(&ctx, FIELD_MANAGER);
+    let (deployments, deployment_changes) = Children::watch::<Application>(&ctx, FIELD_MANAGER);
+    let (services, service_changes) = Children::watch::<Application>(&ctx, FIELD_MANAGER);
     // The controller's cache of Applications, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.
     let (reader, writer) = reflector::store();
