@@ -34,6 +34,18 @@ pub fn domain(domain: &str) -> Result<()> {
             "use a domain you own, e.g. --domain example.com",
         );
     }
+    // The API server refuses a CRD in these groups without a Kubernetes API review's approval.
+    if let Some(owner) = ["k8s.io", "kubernetes.io"]
+        .into_iter()
+        .find(|owner| domain == *owner || domain.ends_with(&format!(".{owner}")))
+    {
+        return invalid(
+            format!(
+                "invalid --domain {domain:?}: API groups under {owner} are Kubernetes' own, and the API server refuses a CRD there without the api-approved.kubernetes.io annotation"
+            ),
+            "use a domain you own, e.g. --domain example.com (x-k8s.io, as SIG projects use, is allowed)",
+        );
+    }
     Ok(())
 }
 
@@ -240,8 +252,11 @@ pub fn repo(repo: &str) -> Result<String> {
     let joined = scp.map(|(host, rest)| format!("{host}/{rest}"));
     let path = joined.as_deref().unwrap_or(path);
     let path = path.strip_suffix(".git").unwrap_or(path);
-    let valid = !path.is_empty()
-        && !path.ends_with('/')
+    // A host with a dot, then the repository's path: the crate's `repository` is its https URL.
+    let valid = path
+        .split_once('/')
+        .is_some_and(|(host, rest)| host.contains('.') && !rest.is_empty())
+        && !path.split('/').any(str::is_empty)
         && path
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-._~/".contains(c));
@@ -310,9 +325,13 @@ mod tests {
             "a..dev",
             "a_b.dev",
             "",
+            "k8s.io",
+            "apps.k8s.io",
+            "x.kubernetes.io",
         ] {
             assert!(domain(bad).is_err(), "{bad}");
         }
+        assert!(domain("cluster.x-k8s.io").is_ok());
         assert!(group("apps").is_ok());
         for bad in [
             "Apps",
@@ -373,5 +392,26 @@ mod tests {
         let err = format!("{:#}", version("v1gamma").unwrap_err());
         assert!(err.starts_with("invalid --version \"v1gamma\""), "{err}");
         assert!(err.contains("\nhelp: "), "{err}");
+    }
+
+    #[test]
+    fn repos_are_a_host_and_a_path() {
+        for ok in [
+            "github.com/a/b",
+            "https://gitlab.com/g/sub/op.git",
+            "git@github.com:a/b.git",
+        ] {
+            assert!(repo(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "foo",
+            "github.com",
+            "github.com/",
+            "github.com/acme/",
+            "gh/a/b",
+            "github.com//b",
+        ] {
+            assert!(repo(bad).is_err(), "{bad}");
+        }
     }
 }

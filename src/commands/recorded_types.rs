@@ -1,5 +1,5 @@
-//! PROJECT against the types it describes: a kind's group and plural are in PROJECT and in
-//! the `#[kube(...)]` attribute of its types file. A hand edit of one of them (a plural or a
+//! PROJECT against the code it describes: a kind's group, plural and short name are in PROJECT
+//! and in the `#[kube(...)]` attribute of its types file, the project's name in Cargo.toml. A hand edit of one of them (a plural or a
 //! domain changed in PROJECT) would make every later command write kustomizations and roles
 //! for names the CRD does not have; it is refused before any command uses PROJECT.
 
@@ -13,6 +13,7 @@ use crate::project_file::{self, Project};
 /// `PROJECT` from `root`, refused when a kind's types file names another group or plural.
 pub(super) fn load(root: &Path) -> Result<Project> {
     let project = Project::load(root)?;
+    check_package_name(root, &project)?;
     for resource in &project.resources {
         if resource.external || resource.builtin().is_some() {
             continue;
@@ -22,7 +23,12 @@ pub(super) fn load(root: &Path) -> Result<Project> {
         let Ok(types) = std::fs::read_to_string(root.join(&path)) else {
             continue;
         };
-        for (field, recorded) in [("group", &ctx.api_group), ("plural", &ctx.plural)] {
+        let fields = [
+            ("group", &ctx.api_group),
+            ("plural", &ctx.plural),
+            ("shortname", &resource.short_name),
+        ];
+        for (field, recorded) in fields {
             let Some(declared) = attribute(&types, field) else {
                 continue;
             };
@@ -37,6 +43,35 @@ pub(super) fn load(root: &Path) -> Result<Project> {
         }
     }
     Ok(project)
+}
+
+/// Cargo.toml's package is the crate the tests and binaries `use`, and its name is what the
+/// manifests label the manager's Pods with: PROJECT's `projectName` must stay that name.
+fn check_package_name(root: &Path, project: &Project) -> Result<()> {
+    let Ok(manifest) = std::fs::read_to_string(root.join("Cargo.toml")) else {
+        return Ok(());
+    };
+    let package = manifest
+        .split("\n[")
+        .find(|s| s.trim_start_matches('[').starts_with("package]"));
+    let name = package.and_then(|p| {
+        p.lines().find_map(|line| {
+            let value = line
+                .trim()
+                .strip_prefix("name")?
+                .trim_start()
+                .strip_prefix('=')?;
+            value.trim().strip_prefix('"')?.strip_suffix('"')
+        })
+    });
+    match name {
+        Some(name) if name != project.project_name => bail!(
+            "Cargo.toml names the package {name:?}, but {} records projectName {:?}\nhelp: make them agree again (the crate name is in every test's `use` and every manifest's labels; a renamed project is a new `opsdk init`)",
+            project_file::FILE_NAME,
+            project.project_name
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The value of `field = "..."` in the first `#[kube(` attribute of `types`.

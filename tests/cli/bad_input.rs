@@ -27,11 +27,16 @@ fn domains() {
     ] {
         refuse_init(&[&format!("--domain={domain}")], "invalid --domain");
     }
+    refuse_init(
+        &["--domain", "ops.k8s.io"],
+        "API groups under k8s.io are Kubernetes' own",
+    );
 }
 
 #[test]
 fn repos_and_project_names() {
     refuse_init(&["--repo", "github.com/x/bad name"], "invalid --repo");
+    refuse_init(&["--repo", "foo"], "invalid --repo \"foo\"");
     refuse_init(
         &["--repo", "github.com/x/My_Operator"],
         "invalid project name \"My_Operator\" (from --repo)",
@@ -336,8 +341,9 @@ fn a_validating_webhook_file_without_validate_delete() {
     );
 }
 
-/// A plural or a domain changed in PROJECT by hand no longer matches the CRD the types make:
-/// every command refuses, naming the types file, before it writes anything.
+/// A plural, domain or short name changed in PROJECT by hand no longer matches the CRD the types
+/// make, nor a project name the crate: every command refuses, naming the file, before it writes
+/// anything.
 #[test]
 fn a_hand_edited_plural_or_domain_in_project_is_refused() {
     let (_tmp, dir) = project_dir();
@@ -354,6 +360,7 @@ fn a_hand_edited_plural_or_domain_in_project_is_refused() {
             "domain: example.com",
             "declares group \"minetto.dev\"",
         ),
+        ("  shortName: app\n", "", "declares shortname \"app\""),
     ] {
         std::fs::write(dir.join("PROJECT"), project.replace(from, to)).unwrap();
         let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]);
@@ -366,4 +373,10 @@ fn a_hand_edited_plural_or_domain_in_project_is_refused() {
         cmd.args(["edit", "--owner", "Ana"]);
         assert_refused(&dir, &mut cmd, needle);
     }
+    // The project renamed in PROJECT alone: the crate the code `use`s is still the old one.
+    let renamed = project.replace("projectName: k8s-operator-talk", "projectName: talk2");
+    std::fs::write(dir.join("PROJECT"), renamed).unwrap();
+    let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]);
+    let needle = "Cargo.toml names the package \"k8s-operator-talk\", but PROJECT records projectName \"talk2\"";
+    assert_refused(&dir, &mut cmd, needle);
 }
