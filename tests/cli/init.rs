@@ -249,6 +249,9 @@ fn a_project_named_before_the_length_rule_keeps_working() {
     let long = "projectName: k8s-operator-talk-with-a-long-name";
     let project = read(&dir, "PROJECT").replace("projectName: k8s-operator-talk", long);
     std::fs::write(dir.join("PROJECT"), project).unwrap();
+    let package = "name = \"k8s-operator-talk-with-a-long-name\"";
+    let cargo = read(&dir, "Cargo.toml").replacen("name = \"k8s-operator-talk\"", package, 1);
+    std::fs::write(dir.join("Cargo.toml"), cargo).unwrap();
     create_api(&dir, &args("--version v1 --kind Widget"));
     assert!(read(&dir, "PROJECT").contains(long));
 }
