@@ -92,10 +92,23 @@ async fn readyz(State(ready): State<Arc<[Ready]>>) -> impl IntoResponse {
     }
 }
 
-/// Serves `router` on `listener` (if any), over TLS with `tls`, until `shutdown` completes.
+/// Connections each endpoint serves at once (`Guarded`), sized to its callers: the API
+/// servers for the webhooks, Prometheus for `/metrics`, the kubelet for the probes. hyper
+/// buffers up to about 400 KB of headers per connection, so together (168) they bound what
+/// clients can make the manager hold to about 67 MB, inside its 128Mi limit beside the caches
+/// (256 for each of the three endpoints, as before, was 300 MB).
+pub mod connections {
+    pub const WEBHOOKS: usize = 128;
+    pub const METRICS: usize = 32;
+    pub const PROBES: usize = 8;
+}
+
+/// Serves `router` on `listener` (if any), over TLS with `tls`, at most `connections` at
+/// once, until `shutdown` completes.
 pub async fn serve(
     listener: Option<TcpListener>,
     tls: Option<Arc<ServerConfig>>,
+    connections: usize,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
@@ -108,14 +121,14 @@ pub async fn serve(
         match tls {
             Some(config) => {
                 tracing::info!(%addr, "serving HTTPS");
-                let listener = Guarded::new(TlsListener::new(listener, config)?);
+                let listener = Guarded::new(TlsListener::new(listener, config)?, connections);
                 axum::serve(listener, router)
                     .with_graceful_shutdown(shutdown.clone())
                     .await
             }
             None => {
                 tracing::info!(%addr, "serving");
-                axum::serve(Guarded::new(listener), router)
+                axum::serve(Guarded::new(listener, connections), router)
                     .with_graceful_shutdown(shutdown.clone())
                     .await
             }
@@ -183,9 +196,11 @@ mod tests {
         let listener = bind("127.0.0.1:0").await.unwrap().unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(Some(listener), None, router, async {
+        let stop_on = async {
             let _ = stopped.await;
-        }));
+        };
+        let served = serve(Some(listener), None, connections::METRICS, router, stop_on);
+        let server = tokio::spawn(served);
 
         assert_eq!(scrape(addr, None).await, "HTTP/1.1 401 Unauthorized");
         assert_eq!(

@@ -2,8 +2,8 @@
 //! has no header-read or idle timeout, and every accepted connection gets a task: a client
 //! that opens connections and then sends nothing (or one byte a minute) would hold memory
 //! and file descriptors until the manager is OOM-killed, and would hold up its shutdown.
-//! Every endpoint (webhooks, metrics, probes) is served through `Guarded`: at most
-//! `MAX_CONNECTIONS` at once, each closed `IDLE_TIMEOUT` after it was accepted or last
+//! Every endpoint (webhooks, metrics, probes) is served through `Guarded`: at most its
+//! share of connections at once (`server::connections`), each closed `IDLE_TIMEOUT` after it was accepted or last
 //! written to. Only answers count as progress: a client trickling a byte now and then cannot
 //! keep its slot, it must finish a request in time. When every slot is taken, a new
 //! connection makes another give way (`give_way`): of a source (IP address) holding more than
@@ -28,10 +28,6 @@ use super::give_way;
 /// Longer than the API server's and Prometheus' own idle timeout for kept-alive connections
 /// (90 s), so that they close their idle connections before the manager does.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Connections served at once per endpoint: far above what API servers, Prometheus and the
-/// kubelet open, and at about 50 KB each (buffers, TLS), a few MB.
-pub const MAX_CONNECTIONS: usize = 256;
 
 /// A listener whose connections are counted and time out when idle.
 pub struct Guarded<L> {
@@ -88,8 +84,8 @@ impl Standing {
 }
 
 impl<L> Guarded<L> {
-    pub fn new(inner: L) -> Self {
-        Self::with_limits(inner, MAX_CONNECTIONS, IDLE_TIMEOUT)
+    pub fn new(inner: L, connections: usize) -> Self {
+        Self::with_limits(inner, connections, IDLE_TIMEOUT)
     }
 
     pub fn with_limits(inner: L, connections: usize, idle: Duration) -> Self {

@@ -140,12 +140,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let metrics_server = server::serve(
         metrics_listener,
         tls,
+        server::connections::METRICS,
         server::metrics_router(metrics.clone(), auth),
         shutdown_signal(),
     );
     let health_server = server::serve(
         server::bind(&args.health_probe_bind_address).await?,
         None,
+        server::connections::PROBES,
         server::health_router(vec![ready.clone(), webhooks_listening.clone()]),
         shutdown_signal(),
     );

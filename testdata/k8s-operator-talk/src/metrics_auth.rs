@@ -37,7 +37,7 @@ pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// sent by the thousand would make the manager flood the API server, where API Priority and
 /// Fairness queues all of the manager's requests as one flow: its controllers would wait
 /// behind the reviews. Requests wait their turn in order, as many as the server has
-/// connections (`server::guard::MAX_CONNECTIONS`), so Prometheus waits behind at most those.
+/// connections (`server::connections::METRICS`), so Prometheus waits behind at most those.
 pub const REVIEWS_AT_ONCE: usize = 4;
 /// The longest a request waits for its turn and its reviews: Prometheus' scrape timeout.
 /// kube's client has no timeout of its own, and a review the API server never answers must

@@ -139,7 +139,15 @@ pub async fn serve(
     // Bound only now: before its certificate is trusted, nothing answers on the port.
     let listener = crate::server::bind_socket(options.addr).await?;
     options.listening.set();
-    server::serve(Some(listener), Some(cert.server_config()), router, shutdown).await?;
+    let tls = Some(cert.server_config());
+    server::serve(
+        Some(listener),
+        tls,
+        server::connections::WEBHOOKS,
+        router,
+        shutdown,
+    )
+    .await?;
     Ok(())
 }
 
