@@ -114,10 +114,11 @@ pub fn sync(
 /// The numbers of the lines in use (not commented) that name what only a project with webhooks
 /// has: the webhook Service, its Certificate and patch, the webhook configurations.
 fn webhook_cert_lines(text: &str) -> Option<String> {
-    const WEBHOOK_ONLY: [&str; 5] = [
+    const WEBHOOK_ONLY: [&str; 6] = [
         "webhook-service",
         "serving-cert",
         "cert_webhook_manager_patch.yaml",
+        "cert_webhook_roles_patch.yaml",
         "MutatingWebhookConfiguration",
         "ValidatingWebhookConfiguration",
     ];

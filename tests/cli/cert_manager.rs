@@ -1,7 +1,8 @@
 //! config/default's cert-manager options, uncommented as a user would: the webhook
 //! certificate names the webhook Service, the manager mounts its Secret and serves it
-//! (`--webhook-cert-path`), and cert-manager's CA injector is pointed at both webhook
-//! configurations and at the CRDs converting through the manager. Rendered with kustomize (kubectl's); the manager's side of it, serving a
+//! (`--webhook-cert-path`) without the rights to keep certificates of its own, and
+//! cert-manager's CA injector is pointed at both webhook configurations and at the CRDs
+//! converting through the manager. Rendered with kustomize (kubectl's); the manager's side of it, serving a
 //! mounted certificate and reading it again when renewed, is a generated suite
 //! (tests/webhook_certs.rs).
 
@@ -114,6 +115,12 @@ pub fn the_webhooks_can_use_cert_managers_certificate(dir: &Path, converting: &[
         );
         assert_eq!(service["namespace"].as_str(), Some(namespace));
     }
+
+    // cert-manager keeps the certificates, so the manager's rights to keep them are gone.
+    let bindings = docs
+        .iter()
+        .filter(|d| d["metadata"]["name"] == format!("{prefix}webhook-certs-rolebinding").as_str());
+    assert_eq!(bindings.count(), 0, "the certificate roles are still bound");
 
     // The manager serves the files of the Secret the Certificate fills.
     let pod = &object(&docs, "Deployment", &format!("{prefix}controller-manager"))["spec"]["template"]
