@@ -50,6 +50,9 @@ pub struct ProjectContext {
     /// Distinct API groups with the plurals RBAC must grant.
     pub rbac_groups: Vec<RbacGroup>,
     pub any_deploy_image: bool,
+    /// The kinds whose controllers make a Deployment and a Service, once each (the manager's
+    /// admission policy lets it write only what these control).
+    pub deploy_image_kinds: Vec<ResourceContext>,
     /// The versions with admission webhooks, in PROJECT order.
     pub webhooks: Vec<ResourceContext>,
     /// The `src/webhook` module tree, as `api_groups` (one file per version with webhooks).
@@ -350,6 +353,7 @@ impl ProjectContext {
             crds,
             rbac_groups: rbac_groups(&own),
             any_deploy_image: resources.iter().any(|r| r.controller && r.deploy_image),
+            deploy_image_kinds: deploy_image_kinds(&resources),
             resources: own,
             versions: VERSIONS,
         }
@@ -360,4 +364,15 @@ impl ProjectContext {
 /// control characters out).
 fn toml_string(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The kinds with a Deployment+Service controller, one entry per CRD.
+fn deploy_image_kinds(resources: &[ResourceContext]) -> Vec<ResourceContext> {
+    let mut kinds: Vec<ResourceContext> = Vec::new();
+    for r in resources.iter().filter(|r| r.controller && r.deploy_image) {
+        if !kinds.iter().any(|k| k.crd_name == r.crd_name) {
+            kinds.push(r.clone());
+        }
+    }
+    kinds
 }

@@ -60,7 +60,7 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
     let (status, settling) = match &outcome {
         Ok((deployment, _)) => {
             let status = status(obj, deployment.object());
-            let settling = rollout_starting(deployment.object()) && !loses_ready(obj, &status);
+            let settling = rollout_starting(deployment.object()) && !shown_at_once(obj, &status);
             (status, settling)
         }
         Err(err) => (failed_status(obj, err), false),
@@ -88,11 +88,16 @@ fn rollout_starting(deployment: &appsv1::Deployment) -> bool {
     status.observed_generation < deployment.metadata.generation || status.updated_replicas.unwrap_or(0) < desired
 }
 
-/// Whether `status` takes away the `Ready` that `obj` shows: written at once, never held back,
-/// so that nothing reads a `Ready=True` that no longer holds.
-fn loses_ready(obj: &{{ r.type_name }}, status: &{{ r.kind }}Status) -> bool {
-    let ready = |conditions: &[Condition]| ready_status(conditions) == Some("True");
-    obj.status.as_ref().is_some_and(|shown| ready(&shown.conditions)) && !ready(&status.conditions)
+/// Whether `status` is written at once, never held back while a rollout starts: it takes away
+/// the `Ready=True` that `obj` shows (nothing may read a `Ready` that no longer holds), or `obj`
+/// shows a failure (a refused child, a conflict, a stuck rollout) that no longer holds, which
+/// alerts and `kubectl describe` must not go on reporting.
+fn shown_at_once(obj: &{{ r.type_name }}, status: &{{ r.kind }}Status) -> bool {
+    let shown = obj.status.as_ref().and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"));
+    shown.is_some_and(|shown| match shown.status.as_str() {
+        "True" => ready_status(&status.conditions) != Some("True"),
+        _ => shown.reason != "Progressing",
+    })
 }
 
 /// Both children at once: they do not depend on each other.
@@ -206,7 +211,10 @@ fn labels(obj: &{{ r.type_name }}) -> Result<BTreeMap<String, String>> {
 }
 
 fn child_meta(obj: &{{ r.type_name }}, name: String) -> Result<ObjectMeta> {
-    let owner = obj.controller_owner_ref(&()).ok_or_else(|| Error::MissingUid(obj.name_any()))?;
+    let mut owner = obj.controller_owner_ref(&()).ok_or_else(|| Error::MissingUid(obj.name_any()))?;
+    // As controller-runtime's SetControllerReference: a foreground deletion of the owner
+    // (`kubectl delete --cascade=foreground`, Argo CD's prune) waits for its children.
+    owner.block_owner_deletion = Some(true);
     Ok(ObjectMeta {
         name: Some(name),
         namespace: obj.namespace(),

@@ -118,6 +118,27 @@ mod tests {
     }
 
     #[test]
+    fn a_status_ending_a_ready_or_a_failure_is_written_at_once() {
+        let shown = |ready: bool, reason: &str| {
+            let mut obj = fixture(true);
+            obj.status = Some({{ r.kind }}Status {
+                conditions: vec![Condition::new("Ready", ready, reason, "m", Some(1), &[])],
+                ..Default::default()
+            });
+            obj
+        };
+        let progressing = {{ r.kind }}Status {
+            conditions: vec![Condition::new("Ready", false, "Progressing", "m", Some(1), &[])],
+            ..Default::default()
+        };
+        assert!(!shown_at_once(&fixture(true), &progressing), "a new object's first status may wait");
+        assert!(!shown_at_once(&shown(false, "Progressing"), &progressing));
+        assert!(shown_at_once(&shown(true, "RolloutComplete"), &progressing), "Ready=True taken away");
+        assert!(shown_at_once(&shown(false, "ReconcileError"), &progressing), "a fixed failure");
+        assert!(shown_at_once(&shown(false, "ChildConflict"), &progressing), "a fixed conflict");
+    }
+
+    #[test]
     fn deployment_runs_the_image_with_the_replicas_and_port() {
         let d = deployment(&fixture(true)).unwrap();
         assert_eq!(d.metadata.name.as_deref(), Some("test-deployment"));
@@ -125,7 +146,10 @@ mod tests {
         let labels = d.metadata.labels.clone().unwrap();
         assert_eq!((labels[UID_LABEL].as_str(), labels[NAME_LABEL].as_str()), ("7b4e1f0c-uid", "test"));
         let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
-        assert_eq!((owner.kind.as_str(), owner.name.as_str(), owner.controller), ("{{ r.kind }}", "test", Some(true)));
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str(), owner.controller, owner.block_owner_deletion),
+            ("{{ r.kind }}", "test", Some(true), Some(true))
+        );
         let spec = d.spec;
         assert_eq!(spec.replicas, Some(2));
         // Selected by the owner's uid alone, under the kind's own prefix: an `app: <name>`

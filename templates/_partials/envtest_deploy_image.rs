@@ -236,7 +236,7 @@ async fn rollout_is_judged_as_kubectl_rollout_status_does(client: &Client) {
 /// as they are, even when the {{ r.kind }} is deleted; the status and a Warning event say why.
 #[tokio::test]
 async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
-    let Some((_cp, client)) = start().await else { return };
+    let Some((cp, client)) = start().await else { return };
     namespace(&client, "foreign").await;
     let apps: Api<{{ r.type_name }}> = Api::namespaced(client.clone(), "foreign");
     let deployments: Api<appsv1::Deployment> = Api::namespaced(client.clone(), "foreign");
@@ -292,7 +292,81 @@ async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
     eventually("y's own Deployment", || async { deployments.get_opt("y-deployment").await.unwrap() }).await;
     assert_eq!(services.get("y-service").await.unwrap().resource_version(), lone.resource_version());
 
+    the_api_server_limits_what_the_manager_writes(&cp, &apps.get("y").await.unwrap()).await;
     a_refused_child_shows_in_the_status_until_it_is_allowed(&client).await;
+}
+
+/// Whatever the controller's code does, the API server lets the manager's ServiceAccount write
+/// only children a kind of the project controls, selecting their owner's Pods alone and
+/// without privileges (config/policy, installed by the harness as config/default does):
+/// tried with dry runs of what the controller would write for `owner`, each changed in one way.
+async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, owner: &{{ r.type_name }}) {
+    let manager = cp.manager_client().await;
+    let deployments: Api<appsv1::Deployment> = Api::namespaced(manager.clone(), "foreign");
+    let services: Api<corev1::Service> = Api::namespaced(manager, "foreign");
+    let dry_run = PostParams { dry_run: true, ..PostParams::default() };
+    let refused = |what: &str, because: &str, result: Result<(), kube::Error>| match result {
+        Err(kube::Error::Api(status)) => {
+            assert!(status.code == 403 && status.message.contains(because), "{what}: {} {}", status.code, status.message)
+        }
+        other => panic!("{what}: not refused by the policy: {other:?}"),
+    };
+    let deployment = |change: &dyn Fn(&mut appsv1::Deployment)| {
+        let mut d = controller::deployment(owner).unwrap();
+        d.metadata.name = Some("extra".into());
+        change(&mut d);
+        d
+    };
+    let service = |change: &dyn Fn(&mut corev1::Service)| {
+        let mut s = controller::service(owner).unwrap();
+        s.metadata.name = Some("extra".into());
+        change(&mut s);
+        s
+    };
+    fn pod(d: &mut appsv1::Deployment) -> &mut corev1::PodSpec {
+        d.spec.template.spec.as_mut().unwrap()
+    }
+    deployments.create(&dry_run, &deployment(&|_| {})).await.expect("a child as the controller makes it");
+    services.create(&dry_run, &service(&|_| {})).await.expect("a child as the controller makes it");
+
+    let deleting = deployments.delete("x-deployment", &DeleteParams { dry_run: true, ..DeleteParams::default() }).await;
+    refused("deleting someone else's Deployment", "controls", deleting.map(|_| ()));
+    let unowned = deployment(&|d| d.metadata.owner_references = None);
+    refused("a Deployment nobody controls", "controls", deployments.create(&dry_run, &unowned).await.map(|_| ()));
+    let other_owner = deployment(&|d| {
+        let owner = &mut d.metadata.owner_references.as_mut().unwrap()[0];
+        (owner.api_version, owner.kind, owner.block_owner_deletion) = ("apps/v1".into(), "ReplicaSet".into(), None);
+    });
+    refused("a Deployment a ReplicaSet controls", "controls", deployments.create(&dry_run, &other_owner).await.map(|_| ()));
+    let others_pods = deployment(&|d| {
+        let other = std::collections::BTreeMap::from([("app".to_string(), "other".to_string())]);
+        d.spec.selector.match_labels = Some(other.clone());
+        d.spec.template.metadata.as_mut().unwrap().labels = Some(other);
+    });
+    refused("a Deployment of other Pods", "select", deployments.create(&dry_run, &others_pods).await.map(|_| ()));
+    let host_network = deployment(&|d| pod(d).host_network = Some(true));
+    refused("a Pod on the host network", "host namespace", deployments.create(&dry_run, &host_network).await.map(|_| ()));
+    let account = deployment(&|d| pod(d).service_account_name = Some("admin".into()));
+    refused("a Pod with a ServiceAccount", "ServiceAccount", deployments.create(&dry_run, &account).await.map(|_| ()));
+    let token = deployment(&|d| pod(d).automount_service_account_token = None);
+    refused("a Pod with a token", "ServiceAccount", deployments.create(&dry_run, &token).await.map(|_| ()));
+    let volume = deployment(&|d| {
+        pod(d).volumes = Some(vec![serde_json::from_value(json!({"name": "root", "hostPath": {"path": "/"}})).unwrap()]);
+    });
+    refused("a Pod with a volume", "volume", deployments.create(&dry_run, &volume).await.map(|_| ()));
+    let privileged = deployment(&|d| {
+        let security = pod(d).containers[0].security_context.as_mut().unwrap();
+        // The API server itself refuses privileged without privilege escalation.
+        (security.privileged, security.allow_privilege_escalation) = (Some(true), None);
+    });
+    refused("a privileged container", "privilege", deployments.create(&dry_run, &privileged).await.map(|_| ()));
+
+    let load_balancer = service(&|s| s.spec.as_mut().unwrap().type_ = Some("LoadBalancer".into()));
+    refused("a LoadBalancer Service", "ClusterIP or NodePort", services.create(&dry_run, &load_balancer).await.map(|_| ()));
+    let external = service(&|s| s.spec.as_mut().unwrap().external_ips = Some(vec!["10.0.0.1".into()]));
+    refused("a Service with externalIPs", "externalIPs", services.create(&dry_run, &external).await.map(|_| ()));
+    let others = service(&|s| s.spec.as_mut().unwrap().selector = Some([("app".to_string(), "other".to_string())].into()));
+    refused("a Service of other Pods", "select", services.create(&dry_run, &others).await.map(|_| ()));
 }
 
 /// With kube-controller-manager's Deployment, ReplicaSet and quota controllers, as a cluster
@@ -322,8 +396,13 @@ async fn {{ r.kind_snake }}_status_follows_the_real_deployment_controller() {
     assert!(message.contains("exceeded quota: no-pods"), "{message}");
 
     quotas.delete("no-pods", &DeleteParams::default()).await.unwrap();
-    let message = wait_ready(&apps, "p", "False", "Progressing").await;
-    assert_eq!(message, "0 of 2 updated replicas are available");
+    // The failure is taken away at once, then the rollout's progress follows.
+    eventually("p's Pods made, not yet available", || async {
+        ready(&apps, "p").await.filter(|(_, reason, message)| {
+            reason == "Progressing" && message == "0 of 2 updated replicas are available"
+        })
+    })
+    .await;
 }
 
 /// A failure the API server reports (here a ResourceQuota of zero Services) turns Ready False

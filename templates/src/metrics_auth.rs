@@ -40,8 +40,8 @@ pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// connections (`server::connections::METRICS`), so Prometheus waits behind at most those.
 pub const REVIEWS_AT_ONCE: usize = 4;
 /// The longest a request waits for its turn and its reviews: Prometheus' scrape timeout.
-/// kube's client has no timeout of its own, and a review the API server never answers must
-/// not keep its turn for good.
+/// The client's read timeout (300 s, sized for watches) is far longer, and a review the API
+/// server never answers must not keep its turn that long.
 pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -127,6 +127,10 @@ pub fn values_reach_the_manager(bin: &Path, dir: &Path) {
         "manager.envOverrides.POD_NAME=x",
         "cannot set POD_NAME: the chart sets it",
     );
+    refused(
+        "manager.replicas=2,manager.leaderElect=false",
+        "manager.replicas above 1 needs manager.leaderElect=true",
+    );
 
     // Everything but the manager: no Deployment, and no budget for its replicas.
     let objects = render(

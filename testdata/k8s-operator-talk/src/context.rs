@@ -47,11 +47,11 @@ pub struct Settings {
     /// The namespaces every controller watches, its children's included (WATCH_NAMESPACE);
     /// every namespace by default.
     pub namespaces: Namespaces,
-    /// How long one reconcile may take before it is abandoned and retried. kube's client
-    /// sets no read timeout, so a request left unanswered on a dead connection would hold
-    /// its object (which kube never reconciles twice at once) until the process restarts,
-    /// and enough of them every worker, while the Lease, renewed on fresh connections,
-    /// keeps this replica the leader.
+    /// How long one reconcile may take before it is abandoned and retried. The client's
+    /// read timeout (`api_client::READ_TIMEOUT`, 300 s, longer than a watch stays quiet) is
+    /// too long here: a request left unanswered on a dead connection would hold its object
+    /// (which kube never reconciles twice at once) that long, and enough of them every
+    /// worker, while the Lease, renewed on fresh connections, keeps this replica the leader.
     pub reconcile_timeout: Duration,
 }
 

@@ -4,8 +4,8 @@
 //! competing with the writes that make the children. Events are best effort: when the API
 //! server is down or slower than they come, the queue holds `QUEUED` and then drops the newest,
 //! with a warning in the log, instead of holding reconciles back. Each event's request may take
-//! `SEND_TIMEOUT`: kube's client sets no read timeout, and one request left unanswered on a dead
-//! connection would otherwise stop every event after it.
+//! `SEND_TIMEOUT`: the client's read timeout (300 s, sized for watches) would let one request
+//! left unanswered on a dead connection hold every event after it for minutes.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

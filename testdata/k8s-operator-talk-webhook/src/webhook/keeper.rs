@@ -119,9 +119,9 @@ impl Keeper {
 
     /// One check: the state in the Secret (created or restored when missing), its bundle
     /// written, one rotation step taken when due. Returns the state to serve and whether the
-    /// configurations hold its bundle. Bounded: kube's client sets no read timeout, and a
-    /// request left unanswered on a dead connection would otherwise stop every later check,
-    /// and rotation with them, until the certificate expired. Each step is safe to cut short:
+    /// configurations hold its bundle. Bounded more tightly than by the client's read timeout
+    /// (300 s, sized for watches): a request left unanswered on a dead connection would
+    /// otherwise hold every later check, and rotation with them, that long. Each step is safe to cut short:
     /// the next check starts again from what the Secret holds.
     pub async fn check(&mut self) -> Result<(State, bool), Error> {
         match tokio::time::timeout(CHECK_TIMEOUT, self.check_unbounded()).await {

@@ -211,7 +211,7 @@ async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Resu
     let (status, settling) = match &outcome {
         Ok((deployment, _)) => {
             let status = status(obj, deployment.object());
-            let settling = rollout_starting(deployment.object()) && !loses_ready(obj, &status);
+            let settling = rollout_starting(deployment.object()) && !shown_at_once(obj, &status);
             (status, settling)
         }
         Err(err) => (failed_status(obj, err), false),
@@ -251,14 +251,19 @@ fn rollout_starting(deployment: &appsv1::Deployment) -> bool {
         || status.updated_replicas.unwrap_or(0) < desired
 }
 
-/// Whether `status` takes away the `Ready` that `obj` shows: written at once, never held back,
-/// so that nothing reads a `Ready=True` that no longer holds.
-fn loses_ready(obj: &Application, status: &ApplicationStatus) -> bool {
-    let ready = |conditions: &[Condition]| ready_status(conditions) == Some("True");
-    obj.status
+/// Whether `status` is written at once, never held back while a rollout starts: it takes away
+/// the `Ready=True` that `obj` shows (nothing may read a `Ready` that no longer holds), or `obj`
+/// shows a failure (a refused child, a conflict, a stuck rollout) that no longer holds, which
+/// alerts and `kubectl describe` must not go on reporting.
+fn shown_at_once(obj: &Application, status: &ApplicationStatus) -> bool {
+    let shown = obj
+        .status
         .as_ref()
-        .is_some_and(|shown| ready(&shown.conditions))
-        && !ready(&status.conditions)
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"));
+    shown.is_some_and(|shown| match shown.status.as_str() {
+        "True" => ready_status(&status.conditions) != Some("True"),
+        _ => shown.reason != "Progressing",
+    })
 }
 
 /// Both children at once: they do not depend on each other.
@@ -405,9 +410,12 @@ fn labels(obj: &Application) -> Result<BTreeMap<String, String>> {
 }
 
 fn child_meta(obj: &Application, name: String) -> Result<ObjectMeta> {
-    let owner = obj
+    let mut owner = obj
         .controller_owner_ref(&())
         .ok_or_else(|| Error::MissingUid(obj.name_any()))?;
+    // As controller-runtime's SetControllerReference: a foreground deletion of the owner
+    // (`kubectl delete --cascade=foreground`, Argo CD's prune) waits for its children.
+    owner.block_owner_deletion = Some(true);
     Ok(ObjectMeta {
         name: Some(name),
         namespace: obj.namespace(),
@@ -691,6 +699,46 @@ mod tests {
     }
 
     #[test]
+    fn a_status_ending_a_ready_or_a_failure_is_written_at_once() {
+        let shown = |ready: bool, reason: &str| {
+            let mut obj = fixture(true);
+            obj.status = Some(ApplicationStatus {
+                conditions: vec![Condition::new("Ready", ready, reason, "m", Some(1), &[])],
+                ..Default::default()
+            });
+            obj
+        };
+        let progressing = ApplicationStatus {
+            conditions: vec![Condition::new(
+                "Ready",
+                false,
+                "Progressing",
+                "m",
+                Some(1),
+                &[],
+            )],
+            ..Default::default()
+        };
+        assert!(
+            !shown_at_once(&fixture(true), &progressing),
+            "a new object's first status may wait"
+        );
+        assert!(!shown_at_once(&shown(false, "Progressing"), &progressing));
+        assert!(
+            shown_at_once(&shown(true, "RolloutComplete"), &progressing),
+            "Ready=True taken away"
+        );
+        assert!(
+            shown_at_once(&shown(false, "ReconcileError"), &progressing),
+            "a fixed failure"
+        );
+        assert!(
+            shown_at_once(&shown(false, "ChildConflict"), &progressing),
+            "a fixed conflict"
+        );
+    }
+
+    #[test]
     fn deployment_runs_the_image_with_the_replicas_and_port() {
         let d = deployment(&fixture(true)).unwrap();
         assert_eq!(d.metadata.name.as_deref(), Some("test-deployment"));
@@ -706,8 +754,13 @@ mod tests {
         );
         let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
         assert_eq!(
-            (owner.kind.as_str(), owner.name.as_str(), owner.controller),
-            ("Application", "test", Some(true))
+            (
+                owner.kind.as_str(),
+                owner.name.as_str(),
+                owner.controller,
+                owner.block_owner_deletion
+            ),
+            ("Application", "test", Some(true), Some(true))
         );
         let spec = d.spec;
         assert_eq!(spec.replicas, Some(2));

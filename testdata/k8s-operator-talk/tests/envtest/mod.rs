@@ -123,6 +123,16 @@ impl ControlPlane {
         self.webhooks = served;
     }
 
+    /// A client of the manager's ServiceAccount, the one `with_controller` runs the
+    /// controllers as: for tests of what the manager itself may do.
+    pub async fn manager_client(&self) -> kube::Client {
+        let kubeconfig = std::fs::read(&self.kubeconfig).expect("reading the kubeconfig");
+        let kubeconfig = serde_json::from_slice(&kubeconfig).expect("the kubeconfig is JSON");
+        rbac::token_client(&self.client, &kubeconfig, rbac::NAMESPACE)
+            .await
+            .expect("a token of the manager's ServiceAccount")
+    }
+
     /// Admin client (`system:masters`, bypasses RBAC): for the test's own requests only.
     pub fn client(&self) -> kube::Client {
         self.client.clone()
@@ -261,6 +271,9 @@ async fn boot(
         "--authorization-mode=RBAC".into(),
         // No kube-controller-manager creates the `default` ServiceAccount.
         "--disable-admission-plugins=ServiceAccount".into(),
+        // As OpenShift runs by default: an owner reference blocking its owner's deletion needs
+        // `update` on the owner's finalizers, which the manager's role must grant.
+        "--enable-admission-plugins=OwnerReferencesPermissionEnforcement".into(),
         "--allow-privileged=true".into(),
     ];
     let mut apiserver = Process::spawn(

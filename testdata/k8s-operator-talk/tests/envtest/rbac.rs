@@ -2,14 +2,22 @@
 //! (`controller::role()`, as in `config/rbac/role.yaml`): in a ClusterRole for a cluster-wide
 //! manager, in a Role bound in each watched namespace for a namespace-scoped one. Suites run
 //! the controllers the way a cluster runs them: a verb missing from the role fails the suite
-//! instead of shipping.
+//! instead of shipping. The project's admission policy on the manager's own writes
+//! (config/policy), when it has one, is bound to that ServiceAccount too.
 
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::admissionregistration::v1::{
+    ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
-use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, ResourceExt};
 use serde_json::json;
 
 use super::Error;
@@ -32,7 +40,87 @@ pub async fn service_account_client(
 ) -> Result<Client, Error> {
     ensure_account(admin, NAMESPACE).await?;
     grant(admin, rules, namespaces).await?;
-    token_client(admin, kubeconfig, NAMESPACE).await
+    let account = token_client(admin, kubeconfig, NAMESPACE).await?;
+    install_policy(
+        admin,
+        &account,
+        namespaces.first().copied().unwrap_or("default"),
+    )
+    .await?;
+    Ok(account)
+}
+
+/// The policy in config/policy, as config/default makes it: its match condition names the
+/// manager's ServiceAccount (`'system:serviceaccount:' + '<namespace>' + ':' + '<name>'`).
+const POLICY: &str = "config/policy/manager_writes_policy.yaml";
+const POLICY_BINDING: &str = "config/policy/manager_writes_policy_binding.yaml";
+
+/// Installs the project's admission policy on the manager's writes, when it has one, for the
+/// suites' ServiceAccount, and waits until the API server enforces it: `account` (a client of
+/// that ServiceAccount) is refused a Deployment no kind of the project controls in `namespace`.
+async fn install_policy(admin: &Client, account: &Client, namespace: &str) -> Result<(), Error> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Ok(policy) = std::fs::read_to_string(root.join(POLICY)) else {
+        return Ok(());
+    };
+    let mut policy: ValidatingAdmissionPolicy = serde_saphyr::from_str(&policy)?;
+    let condition = policy
+        .spec
+        .as_mut()
+        .and_then(|spec| spec.match_conditions.as_mut())
+        .and_then(|conditions| conditions.iter_mut().find(|c| c.name == "by-the-manager"))
+        .ok_or_else(|| format!("{POLICY} has no match condition by-the-manager"))?;
+    let mut parts: Vec<&str> = condition.expression.split('\'').collect();
+    if parts.len() != 9 {
+        return Err(format!(
+            "{POLICY}: unexpected by-the-manager: {}",
+            condition.expression
+        )
+        .into());
+    }
+    parts[3] = NAMESPACE;
+    parts[7] = ACCOUNT;
+    condition.expression = parts.join("'");
+    let binding: ValidatingAdmissionPolicyBinding =
+        serde_saphyr::from_str(&std::fs::read_to_string(root.join(POLICY_BINDING))?)?;
+    let params = PatchParams::apply("envtest").force();
+    let policies: Api<ValidatingAdmissionPolicy> = Api::all(admin.clone());
+    policies
+        .patch(&policy.name_any(), &params, &Patch::Apply(&policy))
+        .await?;
+    let bindings: Api<ValidatingAdmissionPolicyBinding> = Api::all(admin.clone());
+    bindings
+        .patch(&binding.name_any(), &params, &Patch::Apply(&binding))
+        .await?;
+
+    let probe: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "envtest-policy-probe"},
+        "spec": {"selector": {"matchLabels": {"probe": "policy"}}, "template": {
+            "metadata": {"labels": {"probe": "policy"}},
+            "spec": {"containers": [{"name": "probe", "image": "probe"}]}}}
+    }))?;
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let deployments: Api<Deployment> = Api::namespaced(account.clone(), namespace);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match deployments.create(&dry_run, &probe).await {
+            Err(kube::Error::Api(status))
+                if status.message.contains("ValidatingAdmissionPolicy") =>
+            {
+                return Ok(());
+            }
+            outcome if Instant::now() > deadline => {
+                return Err(format!(
+                    "the policy of {POLICY} is not enforced after 30 s: {outcome:?}"
+                )
+                .into());
+            }
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
 }
 
 /// Creates the ServiceAccount when missing.

@@ -191,6 +191,7 @@ missing from an older values.yaml never breaks them.
   "metrics.secure" true
   "prometheus.enabled" false
   "networkPolicy.enabled" false
+  "policy.enabled" true
   "webhook.enabled" true
   "webhook.port" 9443
   "certManager.enabled" false
