@@ -263,10 +263,14 @@ impl ResourceContext {
             api_file: format!("{}{version_module}/{module}", group_prefix("/")),
             controller_rust_path: format!("{}{module}", group_prefix("::")),
             controller_file: format!("{}{module}", group_prefix("/")),
-            file_stem: format!("{}{kind_snake}", group_prefix("_")),
+            // From the group as written, not its Rust module (`crate_` for group `crate`).
+            file_stem: format!(
+                "{}{kind_snake}",
+                group_stem(&resource.group.replace('-', "_"), "_")
+            ),
             name_stem: format!(
                 "{}{}",
-                group_prefix("-").replace('_', "-"),
+                group_stem(&resource.group, "-"),
                 resource.kind.to_kebab_case()
             ),
             kind_snake,
@@ -375,4 +379,13 @@ fn deploy_image_kinds(resources: &[ResourceContext]) -> Vec<ResourceContext> {
         }
     }
     kinds
+}
+
+/// `group` followed by `sep`, or nothing for the domain's own group.
+fn group_stem(group: &str, sep: &str) -> String {
+    if group.is_empty() {
+        String::new()
+    } else {
+        format!("{group}{sep}")
+    }
 }

@@ -65,14 +65,16 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
         }
         Err(err) => (failed_status(obj, err), false),
     };
-    let reported = ctx.report(api, obj, obj.status.as_ref(), &status, settling, FIELD_MANAGER, outcome);
-    let ((deployment, service), action) = reported.await?;
-    // One event per reconcile, and only when something was written.
-    let changes: Vec<String> = [describe(&deployment), describe(&service)].into_iter().flatten().collect();
-    if let Some(reason) = deployment.change().or(service.change()) {
-        ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
+    // One event per reconcile, and only when something was written: sent before the status,
+    // whose write may fail, after which the next reconcile finds nothing left to change.
+    if let Ok((deployment, service)) = &outcome {
+        let changes: Vec<String> = [describe(deployment), describe(service)].into_iter().flatten().collect();
+        if let Some(reason) = deployment.change().or(service.change()) {
+            ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
+        }
     }
-    Ok(action)
+    let reported = ctx.report(api, obj, obj.status.as_ref(), &status, settling, FIELD_MANAGER, outcome);
+    Ok(reported.await?.1)
 }
 
 /// Whether the Deployment controller is about to update this Deployment's status by itself:
@@ -179,11 +181,17 @@ struct ChildNames {
 /// (see the validation rule on the {{ r.kind }} type).
 fn child_names(obj: &{{ r.type_name }}) -> ChildNames {
     let name = obj.name_any();
-    ChildNames {
-        deployment: format!("{name}-deployment"),
-        service: format!("{name}-service"),
-        container: format!("{name}-container"),
-    }
+    ChildNames { deployment: deployment_name(&name), service: service_name(&name), container: format!("{name}-container") }
+}
+
+/// The name of the Deployment of the {{ r.kind }} `owner` (the children caches keep no other).
+fn deployment_name(owner: &str) -> String {
+    format!("{owner}-deployment")
+}
+
+/// The name of the Service of the {{ r.kind }} `owner`.
+fn service_name(owner: &str) -> String {
+    format!("{owner}-service")
 }
 
 /// The children's and their Pods' labels are under this kind's own prefix, so that no one

@@ -236,6 +236,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn announces_what_it_created_though_the_status_write_fails() {
+        let unavailable = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "ServiceUnavailable", "code": 503,
+            "message": "the server is shutting down",
+        });
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("POST", SERVICES.into(), Reply::Echo),
+            ("PATCH", STATUS.into(), Reply::Json(503, unavailable)),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
+        assert!(result.is_err(), "the status write failed");
+        // The next reconcile finds both children in step: this is the only announcement.
+        let event = body(&seen, "POST", EVENTS);
+        assert_eq!((event["type"].as_str(), event["reason"].as_str()), (Some("Normal"), Some("Created")));
+    }
+
+    #[tokio::test]
     async fn holds_a_status_change_back_so_that_a_burst_costs_one_write() {
         let expected = vec![
             ("POST", DEPLOYMENTS.into(), Reply::Echo),

@@ -32,8 +32,9 @@ pub const RBAC: &[Rule] = &[
 
 /// What each reconcile gets: the manager's context, and the caches of the children this
 /// controller creates once it creates some. For each kind of child, add a
-/// `children::Children<K>` here, made in `run` with `Children::watch(&ctx, ...)` and passed to
-/// `Controller::owns_stream`; `Children::ensure` then creates a child when missing and
+/// `children::Children<K>` here, made in `run` with `Children::watch(&ctx, field_manager,
+/// child_name)` (`child_name` gives the child's name from this {{ r.kind }}'s, the only name the
+/// cache keeps) and passed to `Controller::owns_stream`; `Children::ensure` then creates a child when missing and
 /// corrects it only while this {{ r.kind }} controls it (the deploy-image controllers that
 /// `opsdk create api --deploy-image` writes show it all).
 pub struct State {

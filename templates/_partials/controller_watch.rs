@@ -3,8 +3,8 @@
 /// manager waits for them to list (see `watches`), so nothing here may wait.
 pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
 {%- if r.deploy_image %}
-    let (deployments, deployment_changes) = Children::watch::<{{ r.type_name }}>(&ctx, FIELD_MANAGER);
-    let (services, service_changes) = Children::watch::<{{ r.type_name }}>(&ctx, FIELD_MANAGER);
+    let (deployments, deployment_changes) = Children::watch::<{{ r.type_name }}>(&ctx, FIELD_MANAGER, deployment_name);
+    let (services, service_changes) = Children::watch::<{{ r.type_name }}>(&ctx, FIELD_MANAGER, service_name);
 {%- endif %}
     // The controller's cache of {{ r.kind }}s, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.

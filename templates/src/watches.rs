@@ -141,6 +141,22 @@ impl Watches {
     where
         K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + 'static,
     {
+        self.watch_kept(apis, config, Some)
+    }
+
+    /// As `watch`, passing on only what `keep` makes of each event of each namespace's watch,
+    /// before their streams are merged: the merge remembers every object it passes on, so what
+    /// `keep` drops costs no memory past its list page.
+    pub fn watch_kept<K, F>(
+        &self,
+        apis: Vec<Api<K>>,
+        config: watcher::Config,
+        keep: F,
+    ) -> BoxStream<'static, watcher::Result<watcher::Event<K>>>
+    where
+        K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + 'static,
+        F: Fn(watcher::Event<K>) -> Option<watcher::Event<K>> + Clone + Send + 'static,
+    {
         let mut streams: Vec<_> = apis
             .into_iter()
             .map(|api| {
@@ -152,6 +168,7 @@ impl Watches {
                 let state = self.0.clone();
                 let delays = backoff();
                 let start_over = delays.start_over.clone();
+                let keep = keep.clone();
                 watcher(api, config.clone())
                     .inspect(move |item| {
                         record(&state, index, item);
@@ -163,7 +180,7 @@ impl Watches {
                     // Waited out here, one watch at a time: passed on, every failure of
                     // every watch would also pause the controller's whole queue (its
                     // trigger backoff).
-                    .filter(|item| future::ready(item.is_ok()))
+                    .filter_map(move |item| future::ready(item.ok().and_then(&keep).map(Ok)))
                     .boxed()
             })
             .collect();

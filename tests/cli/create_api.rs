@@ -139,6 +139,22 @@ fn a_group_with_a_dash_gets_a_module_with_an_underscore() {
 }
 
 #[test]
+fn a_group_named_like_a_rust_keyword_keeps_its_name_outside_rust() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    create_api(&dir, &args("--group crate --version v1 --kind Gear"));
+    assert!(read(&dir, "src/api/mod.rs").contains("pub mod crate_ {"));
+    let controller = read(&dir, "src/controller/crate_/gear.rs");
+    assert!(
+        controller.contains("const CONTROLLER: &str = \"crate-gear\";"),
+        "{controller}"
+    );
+    let admin = read(&dir, "config/rbac/crate_gear_admin_role.yaml");
+    assert!(admin.contains("name: crate-gear-admin-role"), "{admin}");
+    assert!(dir.join("tests/crate_gear.rs").exists());
+}
+
+#[test]
 fn a_second_group_is_named_in_the_readme() {
     // The README names the project's API groups; a README that fell behind would then count
     // as the user's and stop following the webhooks and the chart.

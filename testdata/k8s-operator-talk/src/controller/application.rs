@@ -83,8 +83,10 @@ pub struct State {
 /// controller, which runs until shutdown. The watches are registered here, before the
 /// manager waits for them to list (see `watches`), so nothing here may wait.
 pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
-    let (deployments, deployment_changes) = Children::watch::<Application>(&ctx, FIELD_MANAGER);
-    let (services, service_changes) = Children::watch::<Application>(&ctx, FIELD_MANAGER);
+    let (deployments, deployment_changes) =
+        Children::watch::<Application>(&ctx, FIELD_MANAGER, deployment_name);
+    let (services, service_changes) =
+        Children::watch::<Application>(&ctx, FIELD_MANAGER, service_name);
     // The controller's cache of Applications, without managedFields: nothing here reads them,
     // and they are most of each cached object's memory.
     let (reader, writer) = reflector::store();
@@ -216,6 +218,17 @@ async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Resu
         }
         Err(err) => (failed_status(obj, err), false),
     };
+    // One event per reconcile, and only when something was written: sent before the status,
+    // whose write may fail, after which the next reconcile finds nothing left to change.
+    if let Ok((deployment, service)) = &outcome {
+        let changes: Vec<String> = [describe(deployment), describe(service)]
+            .into_iter()
+            .flatten()
+            .collect();
+        if let Some(reason) = deployment.change().or(service.change()) {
+            ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
+        }
+    }
     let reported = ctx.report(
         api,
         obj,
@@ -225,16 +238,7 @@ async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Resu
         FIELD_MANAGER,
         outcome,
     );
-    let ((deployment, service), action) = reported.await?;
-    // One event per reconcile, and only when something was written.
-    let changes: Vec<String> = [describe(&deployment), describe(&service)]
-        .into_iter()
-        .flatten()
-        .collect();
-    if let Some(reason) = deployment.change().or(service.change()) {
-        ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
-    }
-    Ok(action)
+    Ok(reported.await?.1)
 }
 
 /// Whether the Deployment controller is about to update this Deployment's status by itself:
@@ -376,10 +380,20 @@ struct ChildNames {
 fn child_names(obj: &Application) -> ChildNames {
     let name = obj.name_any();
     ChildNames {
-        deployment: format!("{name}-deployment"),
-        service: format!("{name}-service"),
+        deployment: deployment_name(&name),
+        service: service_name(&name),
         container: format!("{name}-container"),
     }
+}
+
+/// The name of the Deployment of the Application `owner` (the children caches keep no other).
+fn deployment_name(owner: &str) -> String {
+    format!("{owner}-deployment")
+}
+
+/// The name of the Service of the Application `owner`.
+fn service_name(owner: &str) -> String {
+    format!("{owner}-service")
 }
 
 /// The children's and their Pods' labels are under this kind's own prefix, so that no one
@@ -879,6 +893,28 @@ mod tests {
         assert_eq!(
             event["note"],
             "Created Deployment test-deployment, Created Service test-service"
+        );
+    }
+
+    #[tokio::test]
+    async fn announces_what_it_created_though_the_status_write_fails() {
+        let unavailable = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "ServiceUnavailable", "code": 503,
+            "message": "the server is shutting down",
+        });
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            ("POST", SERVICES.into(), Reply::Echo),
+            ("PATCH", STATUS.into(), Reply::Json(503, unavailable)),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
+        assert!(result.is_err(), "the status write failed");
+        // The next reconcile finds both children in step: this is the only announcement.
+        let event = body(&seen, "POST", EVENTS);
+        assert_eq!(
+            (event["type"].as_str(), event["reason"].as_str()),
+            (Some("Normal"), Some("Created"))
         );
     }
 

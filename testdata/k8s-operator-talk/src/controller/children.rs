@@ -125,12 +125,13 @@ where
     }
 
     /// Watches every `K` with the managed-by label in the namespaces the manager watches
-    /// (relists served from the API server's watch cache), caches those an `O` controls
-    /// without managedFields, and returns the children with the stream of their changes, for
-    /// `Controller::owns_stream`.
+    /// (relists served from the API server's watch cache), caches those an `O` controls and
+    /// that carry the name `child_name` gives from their owner's, without managedFields, and
+    /// returns the children with the stream of their changes, for `Controller::owns_stream`.
     pub fn watch<O: Resource<DynamicType = ()>>(
         ctx: &Context,
         field_manager: &'static str,
+        child_name: fn(&str) -> String,
     ) -> (
         Self,
         impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
@@ -142,14 +143,15 @@ where
         let children = Self::new(store, field_manager);
         let (applied, created) = (children.applied.clone(), children.created.clone());
         let mut relist = Relist::default();
-        let owner = owned::Owner::of::<O>();
+        let owner = owned::Owner::of::<O>(child_name);
         let selector = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
         let config = watcher::Config::default().labels(&selector).any_semantic();
+        // Kept or dropped in each namespace's watch, before a merge of several remembers it.
+        let keep = move |event: watcher::Event<K>| owner.keep(event);
         let changes = ctx
             .watches
-            .watch(ctx.settings.namespaces.apis::<K>(&ctx.client), config)
+            .watch_kept(ctx.settings.namespaces.apis::<K>(&ctx.client), config, keep)
             .modify(|child| child.managed_fields_mut().clear())
-            .try_filter_map(move |event| std::future::ready(Ok(owner.keep(event))))
             .map_ok(move |event| {
                 observe(&event, &mut writer, &mut relist, &created, &applied);
                 event

@@ -2,24 +2,31 @@
 //! Which watched objects a controller's children cache keeps: those an object of its own kind
 //! controls. The watch selects by the managed-by label, which anyone allowed to create a
 //! Deployment can put on one; kept, every such object would sit in the manager's memory (a
-//! few large ones: an out-of-memory restart loop). A child whose name is taken by an object
-//! left out is found by the API server's 409 on its create, and reported as a conflict.
+//! few large ones: an out-of-memory restart loop). An owner reference can be copied too, by
+//! anyone who can read an owner's uid, so the child must also carry the one name the
+//! controller gives it: a cache holds at most one child of each kind per owner. A child whose
+//! name is taken by an object left out is found by the API server's 409 on its create, and
+//! reported as a conflict.
 
 use kube::runtime::watcher::Event;
 use kube::{Resource, ResourceExt};
 
-/// The API group and kind of the owner. An owner reference also names a version, which can be
-/// any the kind serves (the controller's when the child was created), so it is not compared.
+/// The API group and kind of the owner, and the name its controller gives a child from the
+/// owner's name. An owner reference also names a version, which can be any the kind serves
+/// (the controller's when the child was created), so it is not compared.
+#[derive(Clone)]
 pub struct Owner {
     group: String,
     kind: String,
+    child_name: fn(&str) -> String,
 }
 
 impl Owner {
-    pub fn of<O: Resource<DynamicType = ()>>() -> Self {
+    pub fn of<O: Resource<DynamicType = ()>>(child_name: fn(&str) -> String) -> Self {
         Owner {
             group: O::group(&()).into_owned(),
             kind: O::kind(&()).into_owned(),
+            child_name,
         }
     }
 
@@ -29,7 +36,10 @@ impl Owner {
                 .api_version
                 .rsplit_once('/')
                 .map_or("", |(group, _)| group);
-            o.controller == Some(true) && o.kind == self.kind && group == self.group
+            o.controller == Some(true)
+                && o.kind == self.kind
+                && group == self.group
+                && child.meta().name.as_deref() == Some((self.child_name)(&o.name).as_str())
         })
     }
 
@@ -57,11 +67,13 @@ mod tests {
         Owner {
             group: "minetto.dev".into(),
             kind: "Application".into(),
+            child_name: |owner| format!("{owner}-deployment"),
         }
     }
 
     fn deployment(api_version: &str, kind: &str, controller: bool) -> Deployment {
         let mut d = Deployment::default();
+        d.metadata.name = Some("x-deployment".into());
         d.metadata.owner_references = Some(vec![OwnerReference {
             api_version: api_version.into(),
             kind: kind.into(),
@@ -89,6 +101,14 @@ mod tests {
             deployment("minetto.dev/v1alpha1", "Application", false),
             deployment("other.dev/v1alpha1", "Application", true),
             deployment("minetto.dev/v1alpha1", "Widget", true),
+            // Its owner reference copied onto an object of another name.
+            Deployment {
+                metadata: kube::api::ObjectMeta {
+                    name: Some("big".into()),
+                    ..deployment("minetto.dev/v1", "Application", true).metadata
+                },
+                ..Deployment::default()
+            },
         ] {
             assert!(owner().keep(Event::InitApply(foreign.clone())).is_none());
             // A change that makes it foreign (an orphaning delete) takes it out.

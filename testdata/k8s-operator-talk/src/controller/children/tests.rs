@@ -171,3 +171,54 @@ async fn a_late_event_for_an_earlier_child_of_the_same_name_leaves_the_new_one_a
     feed(&children, watcher::Event::Delete(earlier));
     assert!(children.cached("web", Some("default")).unwrap().is_some());
 }
+
+/// What `Children::watch` lets into the cache, through the manager's own watches: a child a
+/// controller owner reference of the owner's kind names, under the one name the controller
+/// gives it. Here ReplicaSets own ConfigMaps; the list also brings a copied owner reference
+/// on another name, a reference that is not the controller's, and an object with none.
+#[tokio::test]
+async fn the_watch_caches_only_children_the_owner_kind_controls_under_their_name() {
+    use crate::controller::test_support::mock_client;
+    use futures::StreamExt;
+    use k8s_openapi::api::apps::v1::ReplicaSet;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    let (client, mut server) = mock_client();
+    let ctx = Context::with_settings(client, Arc::default(), crate::context::Settings::default());
+    let (children, changes) =
+        Children::<ConfigMap>::watch::<ReplicaSet>(&ctx, "test", |owner| format!("{owner}-config"));
+    tokio::spawn(changes.for_each(|_| async {}));
+    let owned_by = |name: &str, owner: &str, controller: bool| {
+        let mut child = config_map(name);
+        child.metadata.owner_references = Some(vec![OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: owner.into(),
+            uid: "u".into(),
+            controller: Some(controller),
+            ..OwnerReference::default()
+        }]);
+        child
+    };
+    let items = [
+        owned_by("rs-config", "rs", true),
+        owned_by("big", "rs", true),
+        owned_by("other-config", "other", false),
+        config_map("foreign"),
+    ];
+    let (list, respond) = server.next_request().await.expect("the list");
+    assert_eq!(list.uri().path(), "/api/v1/configmaps");
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "1"}, "items": items});
+    respond.send_response(
+        http::Response::builder()
+            .body(kube::client::Body::from(serde_json::to_vec(&body).unwrap()))
+            .unwrap(),
+    );
+    // The watch that follows stays open, unanswered.
+    let _watch = server.next_request().await.expect("the watch");
+    children.synced().await.unwrap();
+    let cached = |name: &str| children.cached(name, Some("default")).unwrap().is_some();
+    assert!(cached("rs-config"));
+    for left_out in ["big", "other-config", "foreign"] {
+        assert!(!cached(left_out), "{left_out} is cached");
+    }
+}
