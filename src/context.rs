@@ -329,6 +329,7 @@ impl ProjectContext {
             .filter(|c| c.conversion.is_some())
             .map(|c| c.crd_name.clone())
             .collect();
+        let deploy_image_kinds = deploy_image_kinds(&resources);
         ProjectContext {
             serves_webhooks: !webhooks.is_empty() || !conversions.is_empty(),
             conversions,
@@ -356,8 +357,8 @@ impl ProjectContext {
             controller_modules: controller_modules(&resources),
             crds,
             rbac_groups: rbac_groups(&own),
-            any_deploy_image: resources.iter().any(|r| r.controller && r.deploy_image),
-            deploy_image_kinds: deploy_image_kinds(&resources),
+            any_deploy_image: !deploy_image_kinds.is_empty(),
+            deploy_image_kinds,
             resources: own,
             versions: VERSIONS,
         }
