@@ -56,7 +56,15 @@ pub struct State {
 /// Brings the Deployment and the Service in line with the spec, then reports the status.
 async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &State) -> Result<Action> {
     let ctx = &state.ctx;
-    let outcome = ensure_children(obj, state).await;
+    let ensured = ensure_children(obj, state).await;
+    // One event per reconcile, and only when something was written, a child created while the
+    // other failed included: sent before the status, whose write may fail, after which the next
+    // reconcile finds nothing left to change.
+    if let Ok((deployment, service)) = &ensured {
+        announce(ctx, obj, deployment.as_ref().ok(), service.as_ref().ok());
+    }
+    // The Deployment's error first, whichever came first: the status must not flip.
+    let outcome = ensured.and_then(|(deployment, service)| Ok((deployment?, service?)));
     let (status, settling) = match &outcome {
         Ok((deployment, _)) => {
             let status = status(obj, deployment.object());
@@ -65,14 +73,6 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
         }
         Err(err) => (failed_status(obj, err), false),
     };
-    // One event per reconcile, and only when something was written: sent before the status,
-    // whose write may fail, after which the next reconcile finds nothing left to change.
-    if let Ok((deployment, service)) = &outcome {
-        let changes: Vec<String> = [describe(deployment), describe(service)].into_iter().flatten().collect();
-        if let Some(reason) = deployment.change().or(service.change()) {
-            ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
-        }
-    }
     let reported = ctx.report(api, obj, obj.status.as_ref(), &status, settling, FIELD_MANAGER, outcome);
     Ok(reported.await?.1)
 }
@@ -102,11 +102,24 @@ fn shown_at_once(obj: &{{ r.type_name }}, status: &{{ r.kind }}Status) -> bool {
     })
 }
 
-/// Both children at once: they do not depend on each other.
+/// A Normal event naming what was written to the children, if anything.
+fn announce(
+    ctx: &Context,
+    obj: &{{ r.type_name }},
+    deployment: Option<&Outcome<appsv1::Deployment>>,
+    service: Option<&Outcome<corev1::Service>>,
+) {
+    let changes: Vec<String> = [deployment.and_then(describe), service.and_then(describe)].into_iter().flatten().collect();
+    if let Some(reason) = deployment.and_then(Outcome::change).or(service.and_then(Outcome::change)) {
+        ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
+    }
+}
+
+/// Both children at once: they do not depend on each other, and each one's outcome is its own.
 async fn ensure_children(
     obj: &{{ r.type_name }},
     state: &State,
-) -> Result<(Outcome<appsv1::Deployment>, Outcome<corev1::Service>)> {
+) -> Result<(Result<Outcome<appsv1::Deployment>>, Result<Outcome<corev1::Service>>)> {
     let (deployments, services) = child_apis(obj, state)?;
     let (desired_deployment, desired_service) = (deployment(obj)?, service(obj)?);
     // Until the first lists are in, a child missing from a cache may exist.
@@ -115,8 +128,7 @@ async fn ensure_children(
         state.deployments.ensure(&deployments, &desired_deployment, obj),
         state.services.ensure(&services, &desired_service, obj),
     );
-    // The Deployment's error first, whichever came first: the status must not flip.
-    Ok((deployment?, service?))
+    Ok((deployment, service))
 }
 
 /// The children live in the {{ r.kind }}'s own namespace.

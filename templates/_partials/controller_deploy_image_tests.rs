@@ -420,6 +420,8 @@ mod tests {
             ("GET", SERVICE.into(), Reply::Json(200, json(&foreign))),
             ("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true)))),
             ("POST", EVENTS.into(), Reply::Echo),
+            // The Deployment created beside it, announced.
+            ("POST", EVENTS.into(), Reply::Echo),
         ];
         let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
         assert!(matches!(result.as_ref().map_err(Error::cause), Err(Error::ChildConflict(_))), "{result:?}");
@@ -437,13 +439,50 @@ mod tests {
             ("POST", SERVICES.into(), Reply::Json(403, quota)),
             ("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true)))),
             ("POST", EVENTS.into(), Reply::Echo),
+            ("POST", EVENTS.into(), Reply::Echo),
         ];
         let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
         assert!(result.is_err());
         let status = body(&seen, "PATCH", STATUS);
         assert_eq!(ready_condition(status), ("False", "ReconcileError"));
         assert!(status.to_string().contains("exceeded quota"), "{status}");
-        assert_eq!(body(&seen, "POST", EVENTS)["type"], "Warning");
+        // The Deployment created beside the refused Service is announced all the same: the
+        // next reconcile finds it in step and would never tell.
+        let events: Vec<(&str, &str)> = seen
+            .iter()
+            .filter(|s| s.method == "POST" && s.path == EVENTS)
+            .map(|s| (s.body["type"].as_str().unwrap(), s.body["note"].as_str().unwrap()))
+            .collect();
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(events.contains(&("Normal", "Created Deployment test-deployment")), "{events:?}");
+        assert!(events.iter().any(|(type_, note)| *type_ == "Warning" && note.contains("exceeded quota")), "{events:?}");
+    }
+
+    #[tokio::test]
+    async fn a_failure_is_kept_only_while_its_object_is_cached() {
+        let (client, _server) = mock_client();
+        let state = Arc::new(State {
+            ctx: Arc::new(Context::with_settings(client, Arc::default(), Settings::default())),
+            deployments: Children::new(cache(vec![]), FIELD_MANAGER),
+            services: Children::new(cache(vec![]), FIELD_MANAGER),
+        });
+        let (store, mut writer) = reflector::store();
+        let cached = fixture(true);
+        writer.apply_watcher_event(&watcher::Event::Apply(cached.clone()));
+        let error = || Error::MissingNamespace("test".into());
+        error_policy(Arc::new(cached.clone()), &error(), state.clone(), &store);
+        assert!(state.ctx.retries.failing("7b4e1f0c-uid"));
+        // Deleted while its reconcile ran: the watch forgot it before this failure came in.
+        writer.apply_watcher_event(&watcher::Event::Delete(cached.clone()));
+        state.ctx.retries.forget("7b4e1f0c-uid");
+        error_policy(Arc::new(cached.clone()), &error(), state.clone(), &store);
+        assert_eq!(state.ctx.retries.tracked(), 0);
+        // The name taken again by a new object: the old one's failure is not kept either.
+        let mut recreated = cached.clone();
+        recreated.metadata.uid = Some("new-uid".into());
+        writer.apply_watcher_event(&watcher::Event::Apply(recreated));
+        error_policy(Arc::new(cached), &error(), state.clone(), &store);
+        assert_eq!(state.ctx.retries.tracked(), 0);
     }
 
     #[tokio::test]

@@ -29,7 +29,10 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     let objects = ctx
         .watches
         .watch(apis, watcher::Config::default().any_semantic())
-        // An object that is gone needs no more retries.
+        .modify(|obj| obj.managed_fields_mut().clear())
+        .reflect(writer)
+        // An object that is gone needs no more retries. Forgotten once the cache has let it go,
+        // so that a failure recorded later finds it gone (see `error_policy`).
         .map_ok(move |event| {
             if let watcher::Event::Delete(obj) = &event {
                 forget.forget(&retry_key(obj));
@@ -39,8 +42,6 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
             }
             event
         })
-        .modify(|obj| obj.managed_fields_mut().clear())
-        .reflect(writer)
         .touched_objects()
         .predicate_filter(changed, PredicateConfig::default());
     let concurrency = ctx.settings.max_concurrent_reconciles;
@@ -60,6 +61,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
 {%- else %}
     let state = Arc::new(State { ctx });
 {%- endif %}
+    let cache = reader.clone();
     let controller = Controller::for_stream(objects, reader)
 {%- if r.deploy_image %}
         .owns_stream(deployment_changes)
@@ -72,7 +74,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
         .shutdown_on_signal();
     async move {
         controller
-            .run(reconcile, error_policy, state)
+            .run(reconcile, move |obj, error: &Error, state| error_policy(obj, error, state, &cache), state)
             .for_each(|result| async move {
                 if let Err(err) = result {
                     warn!(controller = CONTROLLER, "{err}");
@@ -82,10 +84,16 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     }
 }
 
-/// Retries a failed {{ r.kind }} after a jittered, growing delay (see `retry`).
-pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, state: Arc<State>) -> Action {
+/// Retries a failed {{ r.kind }} after a jittered, growing delay (see `retry`). The failure of
+/// an object deleted while its reconcile ran is not kept: its watch has already forgotten it,
+/// and nothing would forget it again.
+pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, state: Arc<State>, cache: &reflector::Store<{{ r.type_name }}>) -> Action {
     state.ctx.metrics.reconcile_failed(CONTROLLER, error);
-    let delay = state.ctx.retries.next_delay(&retry_key(obj.as_ref()));
+    let key = retry_key(obj.as_ref());
+    let delay = state.ctx.retries.next_delay(&key);
+    if cache.get(&reflector::ObjectRef::from_obj(obj.as_ref())).is_none_or(|cached| cached.uid() != obj.uid()) {
+        state.ctx.retries.forget(&key);
+    }
     warn!(controller = CONTROLLER, object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
     Action::requeue(delay)
 }

@@ -4,7 +4,7 @@
 //! watch per namespace (`Api::namespaced`), merged here into one stream that a single
 //! reflector store and controller follow, as controller-runtime's multi-namespace cache does.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 
 use futures::stream::{self, BoxStream};
@@ -168,10 +168,15 @@ impl<K: Resource + Clone> Merge<K> {
             }
             Event::InitDone => {
                 let listed = std::mem::take(&mut self.listing[ns]);
-                let names: HashSet<String> = listed.iter().map(ResourceExt::name_any).collect();
+                // Gone: not listed again, or its name now another object's (deleted and made
+                // again while the watch was down), whose uid-keyed memories must go too.
+                let listed_uids: HashMap<String, Option<String>> = listed
+                    .iter()
+                    .map(|obj| (obj.name_any(), obj.uid()))
+                    .collect();
                 let gone: Vec<K> = std::mem::take(&mut self.seen[ns])
                     .into_iter()
-                    .filter(|(name, _)| !names.contains(name))
+                    .filter(|(name, obj)| listed_uids.get(name) != Some(&obj.uid()))
                     .map(|(_, obj)| obj)
                     .collect();
                 listed.iter().for_each(|obj| self.remember(ns, obj));
@@ -291,6 +296,37 @@ mod tests {
         assert_eq!(
             shown(merge.step(1, Ok(Event::Delete(cm("b", "three"))))),
             ["delete b/three"]
+        );
+    }
+
+    #[test]
+    fn a_name_made_again_while_a_namespace_was_down_is_a_delete_then_an_apply() {
+        let with_uid = |uid: &str| {
+            let mut obj = cm("a", "one");
+            obj.metadata.uid = Some(uid.into());
+            obj
+        };
+        let mut merge = Merge::new(1);
+        merge.step(0, Ok(Event::Init));
+        merge.step(0, Ok(Event::InitApply(with_uid("old"))));
+        merge.step(0, Ok(Event::InitDone));
+        merge.step(0, Ok(Event::Init));
+        merge.step(0, Ok(Event::InitApply(with_uid("new"))));
+        let relisted: Vec<(&str, Option<String>)> = merge
+            .step(0, Ok(Event::InitDone))
+            .into_iter()
+            .map(|event| match event.unwrap() {
+                Event::Delete(obj) => ("delete", obj.uid()),
+                Event::Apply(obj) => ("apply", obj.uid()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            relisted,
+            [
+                ("delete", Some("old".into())),
+                ("apply", Some("new".into()))
+            ]
         );
     }
 

@@ -100,7 +100,10 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     let objects = ctx
         .watches
         .watch(apis, watcher::Config::default().any_semantic())
-        // An object that is gone needs no more retries.
+        .modify(|obj| obj.managed_fields_mut().clear())
+        .reflect(writer)
+        // An object that is gone needs no more retries. Forgotten once the cache has let it go,
+        // so that a failure recorded later finds it gone (see `error_policy`).
         .map_ok(move |event| {
             if let watcher::Event::Delete(obj) = &event {
                 forget.forget(&retry_key(obj));
@@ -110,8 +113,6 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
             }
             event
         })
-        .modify(|obj| obj.managed_fields_mut().clear())
-        .reflect(writer)
         .touched_objects()
         .predicate_filter(changed, PredicateConfig::default());
     let concurrency = ctx.settings.max_concurrent_reconciles;
@@ -131,6 +132,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
         deployments,
         services,
     });
+    let cache = reader.clone();
     let controller = Controller::for_stream(objects, reader)
         .owns_stream(deployment_changes)
         .owns_stream(service_changes)
@@ -141,7 +143,11 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
         .shutdown_on_signal();
     async move {
         controller
-            .run(reconcile, error_policy, state)
+            .run(
+                reconcile,
+                move |obj, error: &Error, state| error_policy(obj, error, state, &cache),
+                state,
+            )
             .for_each(|result| async move {
                 if let Err(err) = result {
                     warn!(controller = CONTROLLER, "{err}");
@@ -151,10 +157,24 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     }
 }
 
-/// Retries a failed Application after a jittered, growing delay (see `retry`).
-pub fn error_policy(obj: Arc<Application>, error: &Error, state: Arc<State>) -> Action {
+/// Retries a failed Application after a jittered, growing delay (see `retry`). The failure of
+/// an object deleted while its reconcile ran is not kept: its watch has already forgotten it,
+/// and nothing would forget it again.
+pub fn error_policy(
+    obj: Arc<Application>,
+    error: &Error,
+    state: Arc<State>,
+    cache: &reflector::Store<Application>,
+) -> Action {
     state.ctx.metrics.reconcile_failed(CONTROLLER, error);
-    let delay = state.ctx.retries.next_delay(&retry_key(obj.as_ref()));
+    let key = retry_key(obj.as_ref());
+    let delay = state.ctx.retries.next_delay(&key);
+    if cache
+        .get(&reflector::ObjectRef::from_obj(obj.as_ref()))
+        .is_none_or(|cached| cached.uid() != obj.uid())
+    {
+        state.ctx.retries.forget(&key);
+    }
     warn!(controller = CONTROLLER, object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
     Action::requeue(delay)
 }
@@ -209,7 +229,15 @@ fn failed_status(obj: &Application, error: &Error) -> ApplicationStatus {
 /// Brings the Deployment and the Service in line with the spec, then reports the status.
 async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Result<Action> {
     let ctx = &state.ctx;
-    let outcome = ensure_children(obj, state).await;
+    let ensured = ensure_children(obj, state).await;
+    // One event per reconcile, and only when something was written, a child created while the
+    // other failed included: sent before the status, whose write may fail, after which the next
+    // reconcile finds nothing left to change.
+    if let Ok((deployment, service)) = &ensured {
+        announce(ctx, obj, deployment.as_ref().ok(), service.as_ref().ok());
+    }
+    // The Deployment's error first, whichever came first: the status must not flip.
+    let outcome = ensured.and_then(|(deployment, service)| Ok((deployment?, service?)));
     let (status, settling) = match &outcome {
         Ok((deployment, _)) => {
             let status = status(obj, deployment.object());
@@ -218,17 +246,6 @@ async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Resu
         }
         Err(err) => (failed_status(obj, err), false),
     };
-    // One event per reconcile, and only when something was written: sent before the status,
-    // whose write may fail, after which the next reconcile finds nothing left to change.
-    if let Ok((deployment, service)) = &outcome {
-        let changes: Vec<String> = [describe(deployment), describe(service)]
-            .into_iter()
-            .flatten()
-            .collect();
-        if let Some(reason) = deployment.change().or(service.change()) {
-            ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
-        }
-    }
     let reported = ctx.report(
         api,
         obj,
@@ -270,11 +287,33 @@ fn shown_at_once(obj: &Application, status: &ApplicationStatus) -> bool {
     })
 }
 
-/// Both children at once: they do not depend on each other.
+/// A Normal event naming what was written to the children, if anything.
+fn announce(
+    ctx: &Context,
+    obj: &Application,
+    deployment: Option<&Outcome<appsv1::Deployment>>,
+    service: Option<&Outcome<corev1::Service>>,
+) {
+    let changes: Vec<String> = [deployment.and_then(describe), service.and_then(describe)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if let Some(reason) = deployment
+        .and_then(Outcome::change)
+        .or(service.and_then(Outcome::change))
+    {
+        ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
+    }
+}
+
+/// Both children at once: they do not depend on each other, and each one's outcome is its own.
 async fn ensure_children(
     obj: &Application,
     state: &State,
-) -> Result<(Outcome<appsv1::Deployment>, Outcome<corev1::Service>)> {
+) -> Result<(
+    Result<Outcome<appsv1::Deployment>>,
+    Result<Outcome<corev1::Service>>,
+)> {
     let (deployments, services) = child_apis(obj, state)?;
     let (desired_deployment, desired_service) = (deployment(obj)?, service(obj)?);
     // Until the first lists are in, a child missing from a cache may exist.
@@ -285,8 +324,7 @@ async fn ensure_children(
             .ensure(&deployments, &desired_deployment, obj),
         state.services.ensure(&services, &desired_service, obj),
     );
-    // The Deployment's error first, whichever came first: the status must not flip.
-    Ok((deployment?, service?))
+    Ok((deployment, service))
 }
 
 /// The children live in the Application's own namespace.
@@ -1147,6 +1185,8 @@ mod tests {
                 Reply::Json(200, json(&fixture(true))),
             ),
             ("POST", EVENTS.into(), Reply::Echo),
+            // The Deployment created beside it, announced.
+            ("POST", EVENTS.into(), Reply::Echo),
         ];
         let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
         assert!(
@@ -1177,13 +1217,67 @@ mod tests {
                 Reply::Json(200, json(&fixture(true))),
             ),
             ("POST", EVENTS.into(), Reply::Echo),
+            ("POST", EVENTS.into(), Reply::Echo),
         ];
         let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
         assert!(result.is_err());
         let status = body(&seen, "PATCH", STATUS);
         assert_eq!(ready_condition(status), ("False", "ReconcileError"));
         assert!(status.to_string().contains("exceeded quota"), "{status}");
-        assert_eq!(body(&seen, "POST", EVENTS)["type"], "Warning");
+        // The Deployment created beside the refused Service is announced all the same: the
+        // next reconcile finds it in step and would never tell.
+        let events: Vec<(&str, &str)> = seen
+            .iter()
+            .filter(|s| s.method == "POST" && s.path == EVENTS)
+            .map(|s| {
+                (
+                    s.body["type"].as_str().unwrap(),
+                    s.body["note"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(
+            events.contains(&("Normal", "Created Deployment test-deployment")),
+            "{events:?}"
+        );
+        assert!(
+            events
+                .iter()
+                .any(|(type_, note)| *type_ == "Warning" && note.contains("exceeded quota")),
+            "{events:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failure_is_kept_only_while_its_object_is_cached() {
+        let (client, _server) = mock_client();
+        let state = Arc::new(State {
+            ctx: Arc::new(Context::with_settings(
+                client,
+                Arc::default(),
+                Settings::default(),
+            )),
+            deployments: Children::new(cache(vec![]), FIELD_MANAGER),
+            services: Children::new(cache(vec![]), FIELD_MANAGER),
+        });
+        let (store, mut writer) = reflector::store();
+        let cached = fixture(true);
+        writer.apply_watcher_event(&watcher::Event::Apply(cached.clone()));
+        let error = || Error::MissingNamespace("test".into());
+        error_policy(Arc::new(cached.clone()), &error(), state.clone(), &store);
+        assert!(state.ctx.retries.failing("7b4e1f0c-uid"));
+        // Deleted while its reconcile ran: the watch forgot it before this failure came in.
+        writer.apply_watcher_event(&watcher::Event::Delete(cached.clone()));
+        state.ctx.retries.forget("7b4e1f0c-uid");
+        error_policy(Arc::new(cached.clone()), &error(), state.clone(), &store);
+        assert_eq!(state.ctx.retries.tracked(), 0);
+        // The name taken again by a new object: the old one's failure is not kept either.
+        let mut recreated = cached.clone();
+        recreated.metadata.uid = Some("new-uid".into());
+        writer.apply_watcher_event(&watcher::Event::Apply(recreated));
+        error_policy(Arc::new(cached), &error(), state.clone(), &store);
+        assert_eq!(state.ctx.retries.tracked(), 0);
     }
 
     #[tokio::test]
