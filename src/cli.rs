@@ -27,7 +27,7 @@ pub enum Command {
     /// Scaffold a Kubernetes API (CRD types) and its controller
     #[command(subcommand)]
     Create(CreateCommand),
-    /// Remove a Kubernetes API (CRD types) and its controller
+    /// Remove a Kubernetes API (CRD types) and its controller, or an API's webhooks
     #[command(subcommand)]
     Delete(DeleteCommand),
     /// Change project-wide settings of an existing project
@@ -53,6 +53,8 @@ pub enum CreateCommand {
 pub enum DeleteCommand {
     /// Remove an API version (and, with its last version, the kind) from the project
     Api(DeleteApiArgs),
+    /// Remove webhooks (defaulting, validation, conversion) of an API of the project
+    Webhook(DeleteWebhookArgs),
 }
 
 #[derive(Debug, Args)]
@@ -183,6 +185,30 @@ pub struct DeleteApiArgs {
     #[command(flatten)]
     pub api: ApiArgs,
     /// Also remove this kind's files that you changed since opsdk wrote them
+    #[arg(long)]
+    pub force: bool,
+    /// Print the files that would be removed or rewritten, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `create webhook`'s flags, naming the webhooks to remove (every one of the version when
+/// none is named).
+#[derive(Debug, Args)]
+pub struct DeleteWebhookArgs {
+    #[command(flatten)]
+    pub api: ApiArgs,
+    /// Remove the defaulting (mutating) webhook
+    #[arg(long)]
+    pub defaulting: bool,
+    /// Remove the validating webhook
+    #[arg(long)]
+    pub programmatic_validation: bool,
+    /// Remove the conversion webhook of which this version is the hub, with every spoke's
+    /// conversion functions
+    #[arg(long)]
+    pub conversion: bool,
+    /// Also remove webhook files that you changed since opsdk wrote them
     #[arg(long)]
     pub force: bool,
     /// Print the files that would be removed or rewritten, and change nothing

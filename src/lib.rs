@@ -35,6 +35,9 @@ pub fn run(cli: Cli) -> Result<()> {
             commands::create_webhook::run(&root, &args)
         }
         Command::Delete(DeleteCommand::Api(args)) => commands::delete_api::run(&root, &args),
+        Command::Delete(DeleteCommand::Webhook(args)) => {
+            commands::delete_webhook::run(&root, &args)
+        }
         Command::Edit(args) => commands::edit::run(&root, &args),
         Command::Version => {
             let v = &versions::VERSIONS;

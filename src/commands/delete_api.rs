@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use super::create_api::group_or_domain;
-use super::default_kustomization;
+use super::webhook_outputs;
 use crate::cli::{ApiArgs, DeleteApiArgs};
 use crate::context::{ProjectContext, ResourceContext};
 use crate::external_crd::ExternalCrd;
@@ -107,37 +107,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     }
 
     let new_ctx = ProjectContext::new(&project);
-    if !old_ctx.webhooks.is_empty() && new_ctx.webhooks.is_empty() {
-        // The last admission webhook: the configurations `make manifests` wrote (and their
-        // copy in the Helm chart) go.
-        for output in [
-            "config/webhook/manifests.yaml",
-            "dist/chart/files/webhook/manifests.yaml",
-        ] {
-            plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
-        }
-    }
-    if old_ctx.serves_webhooks && !new_ctx.serves_webhooks {
-        // The last webhook: the roles `make manifests` wrote for them (and their copy in the
-        // Helm chart) go.
-        for output in [
-            "config/webhook/cert_role.yaml",
-            "dist/chart/files/webhook/cert_role.yaml",
-        ] {
-            plan.remove(output.into(), String::new(), Policy::RemoveOutput, true);
-        }
-    }
-    if old_ctx.serves_webhooks {
-        // config/default leaves config/webhook out with the last webhook, and the
-        // cert-manager block of a CRD that no longer converts.
-        let install = new_ctx.serves_webhooks;
-        let conversions = &new_ctx.conversions;
-        let notes = [
-            default_kustomization::sync(root, &mut plan, install, conversions)?,
-            default_kustomization::sync_network_policy(root, &mut plan, install)?,
-        ];
-        plan.notes.extend(notes.into_iter().flatten());
-    }
+    webhook_outputs::follow(root, &old_ctx, &new_ctx, &mut plan)?;
     super::regenerate(root, &new_ctx, &project, &mut plan)?;
     super::refresh_readme(&old, &project, &mut plan)?;
 
@@ -159,10 +129,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     } else {
         let versions: Vec<&str> = remaining.iter().map(|r| r.version.as_str()).collect();
         let controller_gone = if resource.controller {
-            let group = match resource.group.as_str() {
-                "" => String::new(),
-                group => format!("--group {group} "),
-            };
+            let group = group_flag(&resource);
             format!(
                 "\nThe kind's controller and its suite were {}'s and went with it: to reconcile {} again,\n  opsdk create api {group}--version {} --kind {} --resource=false --controller",
                 resource.version, resource.kind, versions[0], resource.kind
@@ -270,6 +237,14 @@ pub(super) fn find(project: &Project, wanted: &ApiArgs) -> Result<usize> {
     )
 }
 
+/// `--group <group> ` for a command naming `resource`, or nothing for the domain's group.
+pub(super) fn group_flag(resource: &Resource) -> String {
+    match resource.group.as_str() {
+        "" => String::new(),
+        group => format!("--group {group} "),
+    }
+}
+
 /// The version etcd stores (the hub of a conversion webhook, else the first version created)
 /// goes last: the others convert through it.
 fn check_storage_version(
@@ -282,11 +257,7 @@ fn check_storage_version(
         return Ok(());
     }
     let others: Vec<&str> = remaining.iter().map(|r| r.version.as_str()).collect();
-    let group = if resource.group.is_empty() {
-        String::new()
-    } else {
-        format!("--group {} ", resource.group)
-    };
+    let group = group_flag(resource);
     let commands: Vec<String> = others
         .iter()
         .map(|v| {

@@ -5,11 +5,13 @@ pub mod create_api;
 pub mod create_webhook;
 mod default_kustomization;
 pub mod delete_api;
+pub mod delete_webhook;
 pub mod edit;
 mod foreign_api;
 pub mod init;
 mod rbac_kustomization;
 mod recorded_types;
+mod webhook_outputs;
 
 use std::io::Write as _;
 use std::path::Path;

@@ -6,6 +6,7 @@ mod cert_manager;
 mod create_api;
 mod create_webhook;
 mod delete_api;
+mod delete_webhook;
 mod e2e;
 mod flect;
 mod foreign_api;
