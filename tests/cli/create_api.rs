@@ -323,6 +323,46 @@ fn entries_added_to_the_kustomization_lists_are_kept() {
     }
 }
 
+/// Fields a user adds below the lists (a patch, labels, a namespace, as the guide invites)
+/// stay fields: opsdk's new entries land in `resources`, above its scaffold marker.
+#[test]
+fn fields_added_below_the_kustomization_lists_stay_apart_from_the_entries() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let added = [
+        (
+            "config/crd/kustomization.yaml",
+            "\npatches:\n- path: patches/mine.yaml\n",
+            "patches",
+        ),
+        (
+            "config/rbac/kustomization.yaml",
+            "\nlabels:\n- pairs:\n    team: platform\n",
+            "labels",
+        ),
+        (
+            "config/samples/kustomization.yaml",
+            "namespace: demo\n",
+            "namespace",
+        ),
+    ];
+    for (list, text, _) in added {
+        std::fs::write(dir.join(list), read(&dir, list) + text).unwrap();
+    }
+    create_api(&dir, &args("--group ship --version v1 --kind Frigate"));
+    for (list, _, field) in added {
+        let text = read(&dir, list);
+        let parsed: serde_yaml::Mapping = serde_yaml::from_str(&text)
+            .unwrap_or_else(|e| panic!("{list} is no longer a mapping ({e}):\n{text}"));
+        let resources = format!("{:?}", parsed["resources"]);
+        assert!(resources.contains("frigate"), "{list}:\n{text}");
+        assert!(
+            !format!("{:?}", parsed[field]).contains("frigate"),
+            "{list}:\n{text}"
+        );
+    }
+}
+
 #[test]
 fn a_project_file_written_by_hand_badly_is_reported() {
     let (_tmp, dir) = project_dir();
