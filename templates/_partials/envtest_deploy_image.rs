@@ -360,6 +360,21 @@ async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, owner:
         (security.privileged, security.allow_privilege_escalation) = (Some(true), None);
     });
     refused("a privileged container", "privilege", deployments.create(&dry_run, &privileged).await.map(|_| ()));
+    let unconfined = deployment(&|d| {
+        let security = pod(d).containers[0].security_context.as_mut().unwrap();
+        security.seccomp_profile.as_mut().unwrap().type_ = "Unconfined".into();
+    });
+    refused("an unconfined container", "security profile", deployments.create(&dry_run, &unconfined).await.map(|_| ()));
+    let control_plane = deployment(&|d| {
+        pod(d).node_name = Some("control-plane".into());
+        pod(d).tolerations = Some(vec![corev1::Toleration { operator: Some("Exists".into()), ..Default::default() }]);
+    });
+    refused("a Pod on a node of its choice", "choose no node", deployments.create(&dry_run, &control_plane).await.map(|_| ()));
+    let sysctl = deployment(&|d| {
+        let sysctl = corev1::Sysctl { name: "net.ipv4.ip_unprivileged_port_start".into(), value: "0".into() };
+        pod(d).security_context = Some(corev1::PodSecurityContext { sysctls: Some(vec![sysctl]), ..Default::default() });
+    });
+    refused("a Pod with a sysctl", "sysctl", deployments.create(&dry_run, &sysctl).await.map(|_| ()));
 
     let load_balancer = service(&|s| s.spec.as_mut().unwrap().type_ = Some("LoadBalancer".into()));
     refused("a LoadBalancer Service", "ClusterIP or NodePort", services.create(&dry_run, &load_balancer).await.map(|_| ()));
@@ -367,6 +382,17 @@ async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, owner:
     refused("a Service with externalIPs", "externalIPs", services.create(&dry_run, &external).await.map(|_| ()));
     let others = service(&|s| s.spec.as_mut().unwrap().selector = Some([("app".to_string(), "other".to_string())].into()));
     refused("a Service of other Pods", "select", services.create(&dry_run, &others).await.map(|_| ()));
+
+    // Someone else's Service given an owner of the kind and the owner's selector passes every
+    // rule on the object as written; the owner it had before decides.
+    let taken = service(&|_| {});
+    let take_over = json!({
+        "metadata": {"ownerReferences": taken.metadata.owner_references},
+        "spec": {"selector": taken.spec.as_ref().unwrap().selector},
+    });
+    let patch = PatchParams { dry_run: true, ..PatchParams::default() };
+    let patched = services.patch("x-service", &patch, &Patch::Merge(&take_over)).await;
+    refused("someone else's Service taken over", "already controls", patched.map(|_| ()));
 }
 
 /// With kube-controller-manager's Deployment, ReplicaSet and quota controllers, as a cluster
