@@ -71,21 +71,36 @@ mod tests {
         services: Vec<corev1::Service>,
         expected: Vec<Expected>,
     ) -> (Result<Action>, Vec<Seen>) {
+        let (mut results, seen) = run_each(settings, vec![obj], deployments, services, expected).await;
+        (results.remove(0), seen)
+    }
+
+    /// Reconciles each of `objects` in turn, with one manager context and these children's caches.
+    async fn run_each(
+        settings: Settings,
+        objects: Vec<{{ r.type_name }}>,
+        deployments: Vec<appsv1::Deployment>,
+        services: Vec<corev1::Service>,
+        expected: Vec<Expected>,
+    ) -> (Vec<Result<Action>>, Vec<Seen>) {
         let (client, server) = mock_client();
         let state = Arc::new(State {
             ctx: Arc::new(Context::with_settings(client, Arc::default(), settings)),
             deployments: Children::new(cache(deployments), FIELD_MANAGER),
             services: Children::new(cache(services), FIELD_MANAGER),
         });
-        // The events the reconcile queued are recorded too; then every client is dropped, which
-        // ends `serve`.
+        // The events the reconciles queued are recorded too; then every client is dropped,
+        // which ends `serve`.
         let reconciled = async move {
-            let result = tokio::time::timeout(Duration::from_secs(5), reconcile(Arc::new(obj), state.clone())).await;
+            let mut results = Vec::new();
+            for obj in objects {
+                let result = tokio::time::timeout(Duration::from_secs(5), reconcile(Arc::new(obj), state.clone())).await;
+                results.push(result.expect("reconcile hung"));
+            }
             state.ctx.events.flush(Duration::from_secs(5)).await;
-            result
+            results
         };
-        let (result, seen) = tokio::join!(reconciled, serve(server, expected));
-        (result.expect("reconcile hung"), seen)
+        tokio::join!(reconciled, serve(server, expected))
     }
 
     fn ready_condition(status: &Value) -> (&str, &str) {
@@ -370,6 +385,46 @@ mod tests {
         let (d, s) = stored_children(&obj);
         let expected = vec![("PATCH", OBJECT.into(), Reply::Json(200, json(&fixture(false))))];
         let (result, _) = run(obj, vec![d], vec![s], expected).await;
+        assert_eq!(result.unwrap(), Action::await_change());
+    }
+
+    /// A reconcile queued behind a failed one (by the Deployment it did create) reads the object
+    /// from a cache that has not seen the failure's status yet: the failure is neither written
+    /// nor announced again. Once the cache holds a newer version, it is compared with that.
+    #[tokio::test]
+    async fn a_failure_is_written_and_announced_once_though_the_cache_is_behind() {
+        let refused = || ("POST", SERVICES.into(), Reply::Json(403, api_status(403, "Forbidden")));
+        let mut obj = fixture(true);
+        obj.metadata.resource_version = Some("5".into());
+        let mut newer = obj.clone();
+        newer.metadata.resource_version = Some("6".into());
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            refused(),
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true)))),
+            ("POST", EVENTS.into(), Reply::Echo),
+            ("POST", EVENTS.into(), Reply::Echo),
+            refused(),
+            refused(),
+            // The newer version's cached status does not show the failure: written again.
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true)))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let settings = Settings { status_pace: Duration::ZERO, ..Settings::default() };
+        let (results, seen) = run_each(settings, vec![obj.clone(), obj, newer], vec![], vec![], expected).await;
+        assert!(results.iter().all(Result::is_err), "{results:?}");
+        let warnings = seen.iter().filter(|s| s.path == EVENTS && s.body["type"] == "Warning").count();
+        assert_eq!(warnings, 2, "{seen:?}");
+    }
+
+    /// A reconcile queued behind the cleanup (by the children's Delete events) reads the object
+    /// from a cache that still shows the finalizer: its removal finds the object gone.
+    #[tokio::test]
+    async fn a_deletion_already_done_is_no_error() {
+        let mut obj = fixture(true);
+        obj.metadata.deletion_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
+        let expected = vec![("PATCH", OBJECT.into(), Reply::Json(404, api_status(404, "NotFound")))];
+        let (result, _) = run(obj, vec![], vec![], expected).await;
         assert_eq!(result.unwrap(), Action::await_change());
     }
 

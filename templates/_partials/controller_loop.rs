@@ -16,14 +16,23 @@ async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State)
 {%- else %}
     let api: Api<{{ r.type_name }}> = Api::all(state.ctx.client.clone());
 {%- endif %}
-    let action = finalizer(&api, FINALIZER, obj.clone(), |event| async {
+    let reconciled = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &api, state).await,
             Finalizer::Cleanup(obj) => cleanup(&obj, &api, state).await,
         }
     })
-    .await
-    .map_err(|err| Error::Finalizer(Box::new(err)))?;
+    .await;
+    let action = match reconciled {
+        // Gone while its finalizer was being changed: a reconcile queued behind the one that
+        // removed the finalizer (by its children's Delete events) finds nothing left to do,
+        // and is no error for the metrics and alerts to count.
+        Err(
+            kube::runtime::finalizer::Error::AddFinalizer(kube::Error::Api(status))
+            | kube::runtime::finalizer::Error::RemoveFinalizer(kube::Error::Api(status)),
+        ) if status.code == 404 => Action::await_change(),
+        reconciled => reconciled.map_err(|err| Error::Finalizer(Box::new(err)))?,
+    };
     state.ctx.retries.forget(&retry_key(obj.as_ref()));
     Ok(action)
 }

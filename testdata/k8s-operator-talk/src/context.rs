@@ -30,6 +30,9 @@ pub struct Context {
     pub watches: Watches,
     /// Object key -> when its held-back status write is due (see `report`).
     status_due: Mutex<HashMap<String, Instant>>,
+    /// Object key -> the resourceVersion a status was last written over, and a digest of that
+    /// status: what the object shows until the cache holds a newer version (see `shows`).
+    written: Mutex<HashMap<String, (String, u64)>>,
 }
 
 /// What the manager's flags tune in every controller.
@@ -85,6 +88,7 @@ impl Context {
             settings,
             watches: Watches::default(),
             status_due: Mutex::default(),
+            written: Mutex::default(),
         }
     }
 
@@ -142,8 +146,10 @@ impl Context {
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
         S: Serialize + PartialEq,
     {
-        let changed = current != Some(status);
         let key = retry_key(obj);
+        let desired = serde_json::to_value(status).map_err(kube::Error::SerdeError)?;
+        let shown = serde_json::to_value(current).map_err(kube::Error::SerdeError)?;
+        let changed = !self.shows(&key, obj, &shown, &desired);
         if changed
             && settling
             && outcome.is_ok()
@@ -156,8 +162,6 @@ impl Context {
                 field_manager: Some(field_manager.into()),
                 ..PatchParams::default()
             };
-            let desired = serde_json::to_value(status).map_err(kube::Error::SerdeError)?;
-            let shown = serde_json::to_value(current).map_err(kube::Error::SerdeError)?;
             let patch = serde_json::json!({ "status": merge_patch(&shown, &desired) });
             api.patch_status(&obj.name_any(), &params, &Patch::Merge(&patch))
                 .await?;
@@ -165,6 +169,13 @@ impl Context {
                 .lock()
                 .expect("status lock poisoned")
                 .remove(&key);
+            if let Some(version) = obj.resource_version() {
+                let written = (version, digest(&desired));
+                self.written
+                    .lock()
+                    .expect("status lock poisoned")
+                    .insert(key, written);
+            }
         }
         if let Err(err) = &outcome
             && changed
@@ -172,6 +183,25 @@ impl Context {
             self.publish(obj, EventType::Warning, err.reason(), err.message());
         }
         outcome.map(|value| (value, Action::requeue(self.settings.sync_period)))
+    }
+
+    /// Whether `obj` already shows `desired`: as cached (`shown`), or, while the cache still
+    /// holds the version a status was written over, as written. A reconcile queued behind the
+    /// one that wrote it (by an event of a child it created) reads the object before the
+    /// cache has the write, and would write it, and announce a failure, a second time.
+    fn shows<K: Resource>(&self, key: &str, obj: &K, shown: &Value, desired: &Value) -> bool {
+        let mut written = self.written.lock().expect("status lock poisoned");
+        match written.get(key) {
+            Some((over, status)) if obj.meta().resource_version.as_ref() == Some(over) => {
+                *status == digest(desired)
+            }
+            Some(_) => {
+                // The cache has moved on, past the write.
+                written.remove(key);
+                shown == desired
+            }
+            None => shown == desired,
+        }
     }
 
     /// How long the status write of `key` is still held back; `None` when it is due.
@@ -210,6 +240,10 @@ impl Context {
             .lock()
             .expect("status lock poisoned")
             .remove(key);
+        self.written
+            .lock()
+            .expect("status lock poisoned")
+            .remove(key);
     }
 }
 
@@ -222,6 +256,14 @@ pub fn retry_key(obj: &impl Resource) -> String {
         (None, Some(namespace), Some(name)) => format!("{namespace}/{name}"),
         (None, _, name) => name.clone().unwrap_or_default(),
     }
+}
+
+/// A digest of a status, to tell whether the one written is the one wanted.
+fn digest(status: &Value) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    status.to_string().hash(&mut hasher);
+    hasher.finish()
 }
 
 /// `desired` as a JSON merge patch over `current`: a field `current` has and `desired` lacks
