@@ -102,16 +102,26 @@ fn shown_at_once(obj: &{{ r.type_name }}, status: &{{ r.kind }}Status) -> bool {
     })
 }
 
-/// A Normal event naming what was written to the children, if anything.
+/// A Normal event naming what was written to the children, if anything. A child changed while
+/// the {{ r.kind }} has a spec its status has not observed yet was "Updated" to follow it; else it
+/// had drifted, and was "Corrected".
 fn announce(
     ctx: &Context,
     obj: &{{ r.type_name }},
     deployment: Option<&Outcome<appsv1::Deployment>>,
     service: Option<&Outcome<corev1::Service>>,
 ) {
-    let changes: Vec<String> = [deployment.and_then(describe), service.and_then(describe)].into_iter().flatten().collect();
-    if let Some(reason) = deployment.and_then(Outcome::change).or(service.and_then(Outcome::change)) {
-        ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
+    let observed = obj.status.as_ref().and_then(|status| status.observed_generation);
+    let reason = |change: &'static str| match change {
+        "Corrected" if observed != obj.metadata.generation => "Updated",
+        change => change,
+    };
+    let changes: Vec<String> = [deployment.and_then(|d| describe(d, reason)), service.and_then(|s| describe(s, reason))]
+        .into_iter()
+        .flatten()
+        .collect();
+    if let Some(change) = deployment.and_then(Outcome::change).or(service.and_then(Outcome::change)) {
+        ctx.publish(obj, EventType::Normal, reason(change), changes.join(", "));
     }
 }
 
@@ -139,8 +149,8 @@ fn child_apis(obj: &{{ r.type_name }}, state: &State) -> Result<(Api<appsv1::Dep
 }
 
 /// "Created Deployment web-deployment", or nothing when the child was left as it was.
-fn describe<K: Resource<DynamicType = ()>>(outcome: &Outcome<K>) -> Option<String> {
-    let change = outcome.change()?;
+fn describe<K: Resource<DynamicType = ()>>(outcome: &Outcome<K>, reason: impl Fn(&'static str) -> &'static str) -> Option<String> {
+    let change = reason(outcome.change()?);
     Some(format!("{change} {} {}", K::kind(&()), outcome.object().name_any()))
 }
 

@@ -346,6 +346,27 @@ mod tests {
         assert_eq!(body(&seen, "POST", EVENTS)["reason"], "Corrected");
     }
 
+    /// A child changed because the spec changed was updated, not corrected: "Corrected" says
+    /// someone else changed it.
+    #[tokio::test]
+    async fn a_child_following_a_new_spec_is_announced_as_updated() {
+        let mut obj = fixture(true);
+        let (d, s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &d));
+        (obj.spec.replicas, obj.metadata.generation) = (3, Some(2));
+        let mut updated = d.clone();
+        (updated.spec.replicas, updated.metadata.resource_version) = (Some(3), Some("13".into()));
+        let expected = vec![
+            ("PATCH", DEPLOYMENT.into(), Reply::Json(200, json(&updated))),
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&fixture(true)))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(obj, vec![d], vec![s], expected).await;
+        result.unwrap();
+        let event = body(&seen, "POST", EVENTS);
+        assert_eq!((event["reason"].as_str(), event["note"].as_str()), (Some("Updated"), Some("Updated Deployment test-deployment")));
+    }
+
     #[tokio::test]
     async fn judges_the_status_on_the_child_as_it_is_when_the_cache_was_behind() {
         let mut obj = fixture(true);

@@ -86,23 +86,27 @@ struct Args {
     webhooks: webhook::Flags,
 }
 
-/// A whole number of seconds, minutes or hours: `90s`, `5m`, `1h`.
+/// A whole number of seconds, minutes or hours: `90s`, `5m`, `1h`, at most a week (a later
+/// instant would overflow the clock's arithmetic in the schedulers that add it to now).
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = text.split_at(text.len().saturating_sub(1));
-    let scale = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        _ => {
-            return Err(format!(
-                "{text:?}: expected a number and a unit, s, m or h (e.g. 5m)"
-            ));
-        }
+    const MAX_SECONDS: u64 = 7 * 24 * 3600;
+    let unit = |suffix: char, scale: u64| text.strip_suffix(suffix).map(|number| (number, scale));
+    let Some((number, scale)) = unit('s', 1)
+        .or_else(|| unit('m', 60))
+        .or_else(|| unit('h', 3600))
+    else {
+        return Err(format!(
+            "{text:?}: expected a number and a unit, s, m or h (e.g. 5m)"
+        ));
     };
-    match number.parse::<u64>() {
-        Ok(n) if n > 0 => Ok(Duration::from_secs(n * scale)),
+    match number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+    {
+        Some(seconds @ 1..=MAX_SECONDS) => Ok(Duration::from_secs(seconds)),
         _ => Err(format!(
-            "{text:?}: expected a positive whole number before the unit"
+            "{text:?}: expected a positive whole number before the unit, at most a week"
         )),
     }
 }
@@ -344,6 +348,26 @@ mod tests {
                 expected,
                 "{flags:?}"
             );
+        }
+    }
+
+    #[test]
+    fn durations_are_whole_units_up_to_a_week() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("168h"), Ok(Duration::from_secs(604_800)));
+        for bad in [
+            "",
+            "5",
+            "0s",
+            "-1m",
+            "1.5h",
+            "169h",
+            "18446744073709551615h",
+            "5é",
+            "ém",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} accepted");
         }
     }
 

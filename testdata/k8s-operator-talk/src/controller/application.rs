@@ -296,22 +296,35 @@ fn shown_at_once(obj: &Application, status: &ApplicationStatus) -> bool {
     })
 }
 
-/// A Normal event naming what was written to the children, if anything.
+/// A Normal event naming what was written to the children, if anything. A child changed while
+/// the Application has a spec its status has not observed yet was "Updated" to follow it; else it
+/// had drifted, and was "Corrected".
 fn announce(
     ctx: &Context,
     obj: &Application,
     deployment: Option<&Outcome<appsv1::Deployment>>,
     service: Option<&Outcome<corev1::Service>>,
 ) {
-    let changes: Vec<String> = [deployment.and_then(describe), service.and_then(describe)]
-        .into_iter()
-        .flatten()
-        .collect();
-    if let Some(reason) = deployment
+    let observed = obj
+        .status
+        .as_ref()
+        .and_then(|status| status.observed_generation);
+    let reason = |change: &'static str| match change {
+        "Corrected" if observed != obj.metadata.generation => "Updated",
+        change => change,
+    };
+    let changes: Vec<String> = [
+        deployment.and_then(|d| describe(d, reason)),
+        service.and_then(|s| describe(s, reason)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if let Some(change) = deployment
         .and_then(Outcome::change)
         .or(service.and_then(Outcome::change))
     {
-        ctx.publish(obj, EventType::Normal, reason, changes.join(", "));
+        ctx.publish(obj, EventType::Normal, reason(change), changes.join(", "));
     }
 }
 
@@ -352,8 +365,11 @@ fn child_apis(
 }
 
 /// "Created Deployment web-deployment", or nothing when the child was left as it was.
-fn describe<K: Resource<DynamicType = ()>>(outcome: &Outcome<K>) -> Option<String> {
-    let change = outcome.change()?;
+fn describe<K: Resource<DynamicType = ()>>(
+    outcome: &Outcome<K>,
+    reason: impl Fn(&'static str) -> &'static str,
+) -> Option<String> {
+    let change = reason(outcome.change()?);
     Some(format!(
         "{change} {} {}",
         K::kind(&()),
@@ -1083,6 +1099,34 @@ mod tests {
             "refused if the child changed or was replaced meanwhile"
         );
         assert_eq!(body(&seen, "POST", EVENTS)["reason"], "Corrected");
+    }
+
+    /// A child changed because the spec changed was updated, not corrected: "Corrected" says
+    /// someone else changed it.
+    #[tokio::test]
+    async fn a_child_following_a_new_spec_is_announced_as_updated() {
+        let mut obj = fixture(true);
+        let (d, s) = stored_children(&obj);
+        obj.status = Some(status(&obj, &d));
+        (obj.spec.replicas, obj.metadata.generation) = (3, Some(2));
+        let mut updated = d.clone();
+        (updated.spec.replicas, updated.metadata.resource_version) = (Some(3), Some("13".into()));
+        let expected = vec![
+            ("PATCH", DEPLOYMENT.into(), Reply::Json(200, json(&updated))),
+            (
+                "PATCH",
+                STATUS.into(),
+                Reply::Json(200, json(&fixture(true))),
+            ),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(obj, vec![d], vec![s], expected).await;
+        result.unwrap();
+        let event = body(&seen, "POST", EVENTS);
+        assert_eq!(
+            (event["reason"].as_str(), event["note"].as_str()),
+            (Some("Updated"), Some("Updated Deployment test-deployment"))
+        );
     }
 
     #[tokio::test]
