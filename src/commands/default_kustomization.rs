@@ -114,11 +114,14 @@ pub fn sync(
 /// The numbers of the lines in use (not commented) that name what only a project with webhooks
 /// has: the webhook Service, its Certificate and patch, the webhook configurations.
 fn webhook_cert_lines(text: &str) -> Option<String> {
-    const WEBHOOK_ONLY: [&str; 6] = [
+    const WEBHOOK_ONLY: [&str; 8] = [
         "webhook-service",
         "serving-cert",
         "cert_webhook_manager_patch.yaml",
+        // Both the file of earlier projects and the two that replace it.
         "cert_webhook_roles_patch.yaml",
+        "cert_webhook_role_binding_patch.yaml",
+        "cert_webhook_cluster_role_binding_patch.yaml",
         "MutatingWebhookConfiguration",
         "ValidatingWebhookConfiguration",
     ];
