@@ -9,17 +9,26 @@ use crate::project_file::{HelmPlugin, Plugins};
 const KNOWN: &[(&str, &str)] = &[("helm", "v1-alpha")];
 
 /// kubebuilder's names for the layout opsdk always writes (its Go base and kustomize
-/// plugins, as in `kubebuilder init --plugins go/v4`): accepted, with nothing to turn on.
+/// plugins, as in `kubebuilder init --plugins go/v4`, and its Grafana dashboards, which every
+/// opsdk project has): accepted, with nothing to turn on.
 const LAYOUT: &[&str] = &[
     "go/v4",
     "go.kubebuilder.io/v4",
     "base.go.kubebuilder.io/v4",
     "kustomize/v2",
     "kustomize.common.kubebuilder.io/v2",
+    "grafana/v1-alpha",
+    "grafana.kubebuilder.io/v1-alpha",
 ];
 
-/// kubebuilder's names for its helm plugin, whose values (helm/v2-alpha's) opsdk's chart keeps.
-const KUBEBUILDER_HELM: &[&str] = &["helm/v2-alpha", "helm.kubebuilder.io/v2-alpha"];
+/// The helm plugin's full names: kubebuilder's (whose v2-alpha values opsdk's chart keeps)
+/// and the key opsdk records in PROJECT.
+const FULL_HELM_NAMES: &[&str] = &[
+    "helm/v2-alpha",
+    "helm.kubebuilder.io/v1-alpha",
+    "helm.kubebuilder.io/v2-alpha",
+    "helm.opsdk.dev/v1-alpha",
+];
 
 /// kubebuilder's deploy-image plugin, a per-API choice: `create api --deploy-image`.
 const DEPLOY_IMAGE: &[&str] = &[
@@ -52,8 +61,7 @@ pub fn enable(plugins: &Plugins, names: &[String]) -> Result<Plugins> {
         if LAYOUT.contains(&name) {
             continue;
         }
-        // kubebuilder's helm plugin, whose v2-alpha values the chart follows.
-        if KUBEBUILDER_HELM.contains(&name) {
+        if FULL_HELM_NAMES.contains(&name) {
             enabled.helm = Some(HelmPlugin {});
             continue;
         }
@@ -84,7 +92,8 @@ mod tests {
 
     #[test]
     fn helm_by_short_or_versioned_name() {
-        for name in ["helm", "helm/v1-alpha", "helm/v2-alpha"] {
+        let names = ["helm", "helm/v1-alpha", "helm/v2-alpha"];
+        for name in names.iter().chain(FULL_HELM_NAMES) {
             let plugins = enable(&Plugins::default(), &[name.to_string()]).unwrap();
             assert!(plugins.helm.is_some(), "{name}");
         }
@@ -92,7 +101,11 @@ mod tests {
 
     #[test]
     fn kubebuilders_layout_names_turn_nothing_on() {
-        let names = ["go/v4".to_string(), "kustomize/v2".to_string()];
+        let names = [
+            "go/v4".to_string(),
+            "kustomize/v2".to_string(),
+            "grafana/v1-alpha".to_string(),
+        ];
         assert_eq!(
             enable(&Plugins::default(), &names).unwrap(),
             Plugins::default()

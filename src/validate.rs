@@ -64,7 +64,7 @@ pub fn group(group: &str) -> Result<()> {
     if GENERATED_MODULES.contains(&module.as_str()) {
         return invalid(
             format!(
-                "invalid --group {group:?}: the generated code already has a `{module}` module (in src/api, src/controller or src/webhook)"
+                "invalid --group {group:?}: the generated code already has a module named `{module}` (in src/api, src/controller or src/webhook)"
             ),
             "choose another group name",
         );

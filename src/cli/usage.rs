@@ -7,17 +7,19 @@ use clap::error::ErrorKind;
 
 /// Prints `err` and returns the exit code.
 pub fn report(err: &clap::Error) -> ExitCode {
-    let shown = matches!(
+    if matches!(
         err.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    );
-    if shown {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
         let _ = err.print();
         return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
     }
-    let (error, help) = one_line_each(&err.render().to_string());
+    let rendered = err.render().to_string();
+    let (error, help) = if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        missing_command(&rendered)
+    } else {
+        one_line_each(&rendered)
+    };
     eprintln!("{error}\nhelp: {help}");
     ExitCode::from(2)
 }
@@ -37,6 +39,25 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
         eprintln!("error: {shown}\nhelp: run the command with --help for what it takes");
     }
     ExitCode::FAILURE
+}
+
+/// A command run without its subcommand (`opsdk create`), for which clap renders the
+/// command's help: the subcommands it lists on the `error:` line, and where to read more.
+fn missing_command(rendered: &str) -> (String, String) {
+    let lines: Vec<&str> = rendered.lines().map(str::trim).collect();
+    let usage = lines.iter().find_map(|line| line.strip_prefix("Usage: "));
+    let command = usage.map_or("opsdk", |usage| usage.trim_end_matches(" <COMMAND>"));
+    let names: Vec<&str> = (lines.iter())
+        .skip_while(|line| **line != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    (
+        format!("error: {command} needs a command: {}", names.join(", ")),
+        format!("`{command} --help` says what each one does"),
+    )
 }
 
 /// clap's message as one `error:` line (its first paragraph, which may name several
@@ -78,6 +99,24 @@ mod tests {
         assert!(error.starts_with("error: the following required arguments were not provided"));
         assert!(error.contains("--version <VERSION>"), "{error}");
         assert!(help.starts_with("usage: opsdk create api"), "{help}");
+    }
+
+    #[test]
+    fn a_missing_command_is_an_error_naming_the_commands() {
+        let err = Cli::try_parse_from(["opsdk", "create"]).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        );
+        let (error, help) = missing_command(&err.render().to_string());
+        assert_eq!(error, "error: opsdk create needs a command: api, webhook");
+        assert_eq!(help, "`opsdk create --help` says what each one does");
+        let err = Cli::try_parse_from(["opsdk"]).unwrap_err();
+        let (error, _) = missing_command(&err.render().to_string());
+        assert!(
+            error.starts_with("error: opsdk needs a command: init, create, delete"),
+            "{error}"
+        );
     }
 
     #[test]

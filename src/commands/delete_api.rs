@@ -129,7 +129,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     } else {
         let versions: Vec<&str> = remaining.iter().map(|r| r.version.as_str()).collect();
         let controller_gone = if resource.controller {
-            let group = group_flag(&resource);
+            let group = group_flag(&resource.group);
             format!(
                 "\nThe kind's controller and its suite were {}'s and went with it: to reconcile {} again,\n  opsdk create api {group}--version {} --kind {} --resource=false --controller",
                 resource.version, resource.kind, versions[0], resource.kind
@@ -237,9 +237,9 @@ pub(super) fn find(project: &Project, wanted: &ApiArgs) -> Result<usize> {
     )
 }
 
-/// `--group <group> ` for a command naming `resource`, or nothing for the domain's group.
-pub(super) fn group_flag(resource: &Resource) -> String {
-    match resource.group.as_str() {
+/// `--group <group> ` for a command naming a kind of `group`, or nothing for the domain's.
+pub(super) fn group_flag(group: &str) -> String {
+    match group {
         "" => String::new(),
         group => format!("--group {group} "),
     }
@@ -257,7 +257,7 @@ fn check_storage_version(
         return Ok(());
     }
     let others: Vec<&str> = remaining.iter().map(|r| r.version.as_str()).collect();
-    let group = group_flag(resource);
+    let group = group_flag(&resource.group);
     let commands: Vec<String> = others
         .iter()
         .map(|v| {

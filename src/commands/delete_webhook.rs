@@ -101,7 +101,7 @@ fn remaining(
     let to_hub = |hub: &Resource| {
         format!(
             "opsdk delete webhook {}--version {} --kind {} --conversion",
-            group_flag(hub),
+            group_flag(&hub.group),
             hub.version,
             hub.kind
         )
@@ -186,6 +186,6 @@ fn check_storage_version(project: &Project, hub: &Resource) -> Result<()> {
         kind = hub.kind,
         first = first.version,
         hub = hub.version,
-        group = group_flag(hub),
+        group = group_flag(&hub.group),
     )
 }

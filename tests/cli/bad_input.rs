@@ -70,11 +70,11 @@ fn repos_and_project_names() {
 fn names_the_generated_code_already_has() {
     refuse_create(
         &args("--group serve --version v1 --kind Widget"),
-        "already has a `serve` module",
+        "already has a module named `serve`",
     );
     refuse_create(
         &args("--group test-support --version v1 --kind Widget"),
-        "already has a `test_support` module",
+        "already has a module named `test_support`",
     );
     // Modules named like a crate the generated code uses would hide it.
     for (flags, crate_) in [
@@ -206,6 +206,16 @@ fn conflicting_apis() {
     refuse_create(
         &args("--version v1 --kind App"),
         "the singular name \"app\" of kind App is already a name of minetto.dev/v1alpha1 Application (its singular, plural or short name)",
+    );
+    // A controller for a version the project's kind lacks: that version comes first.
+    refuse_create(
+        &args("--version v1 --kind Application --resource=false --controller"),
+        "error: Application is this project's kind, without a version \"v1\" (its versions: v1alpha1)",
+    );
+    // No --plural changes a singular: the help names what does.
+    refuse_create(
+        &args("--version v1 --kind App --plural apps"),
+        "help: choose another --kind or --group (the singular is the kind in lowercase)",
     );
     refuse_create(
         &args("--version v1 --kind APPLICATION --plural others"),

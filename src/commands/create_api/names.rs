@@ -50,8 +50,13 @@ pub(super) fn check_names_in_group(
             ("singular", &new.kind.to_lowercase()),
         ] {
             if taken.contains(name) {
+                // The singular is the kind's name in lowercase: no flag but the kind changes it.
+                let fix = match what {
+                    "plural" => "pass a distinct --plural, or choose another --kind or --group",
+                    _ => "choose another --kind or --group (the singular is the kind in lowercase)",
+                };
                 bail!(
-                    "the {what} name {name:?} of kind {} is already a name of {} (its singular, plural or short name), and the API server serves only one of two CRDs sharing a name\nhelp: pass a distinct --plural, or choose another --kind or --group",
+                    "the {what} name {name:?} of kind {} is already a name of {} (its singular, plural or short name), and the API server serves only one of two CRDs sharing a name\nhelp: {fix}",
                     new.kind,
                     api(other)
                 );
