@@ -92,8 +92,15 @@ mod tests {
 
     #[test]
     fn helm_by_short_or_versioned_name() {
-        let names = ["helm", "helm/v1-alpha", "helm/v2-alpha"];
-        for name in names.iter().chain(FULL_HELM_NAMES) {
+        for name in [
+            "helm",
+            "helm/v1-alpha",
+            "helm/v2-alpha",
+            "helm.kubebuilder.io/v1-alpha",
+            "helm.kubebuilder.io/v2-alpha",
+            // The key PROJECT records (project_file::Plugins).
+            "helm.opsdk.dev/v1-alpha",
+        ] {
             let plugins = enable(&Plugins::default(), &[name.to_string()]).unwrap();
             assert!(plugins.helm.is_some(), "{name}");
         }

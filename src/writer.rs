@@ -9,7 +9,7 @@ use anyhow::{Context as _, Result, bail};
 use crate::plan::{GENERATED_MARKER, Plan, PlannedFile, Policy};
 
 mod commit;
-mod merge;
+pub(crate) mod merge;
 
 use commit::{Change, commit};
 

@@ -93,22 +93,23 @@ pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Resul
             api.kind
         );
     }
-    let ours: Vec<&str> = (project.resources.iter())
-        .filter(|r| r.group == api.group && r.kind == api.kind && r.builtin().is_none())
-        .map(|r| r.version.as_str())
-        .collect();
-    if !ours.is_empty() {
-        let group = super::delete_api::group_flag(&api.group);
-        bail!(
-            "{} is this project's kind, without a version {:?} (its versions: {})\nhelp: add the version first, `opsdk create api {group}--version {} --kind {} --controller=false`; --resource=false then adds a controller to it",
-            api.kind,
-            api.version,
-            ours.join(", "),
-            api.version,
-            api.kind
-        );
-    }
     let Some(builtin) = BuiltinType::find(&api.group, &api.version, &api.kind) else {
+        // Not Kubernetes': a version this project's kind lacks, most likely.
+        let ours: Vec<&str> = (project.resources.iter())
+            .filter(|r| r.group == api.group && r.kind == api.kind && r.builtin().is_none())
+            .map(|r| r.version.as_str())
+            .collect();
+        if !ours.is_empty() {
+            let group = super::delete_api::group_flag(&api.group);
+            bail!(
+                "{} is this project's kind, without a version {:?} (its versions: {})\nhelp: add the version first, `opsdk create api {group}--version {} --kind {} --controller=false`; --resource=false then adds a controller to it",
+                api.kind,
+                api.version,
+                ours.join(", "),
+                api.version,
+                api.kind
+            );
+        }
         bail!(
             "{}/{} {} is not a Kubernetes {} type\nhelp: --resource=false makes a controller for a type Kubernetes defines: {}",
             if api.group.is_empty() {

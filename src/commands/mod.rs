@@ -72,8 +72,40 @@ fn merge_base_of_lists(root: &Path, plan: &mut Plan) -> Result<()> {
         file.previous = (before.files.iter())
             .find(|b| b.path == file.path)
             .map(|b| b.contents.clone());
+        add_missing_marker(root, file);
     }
     Ok(())
+}
+
+/// The line that ends each list, above which opsdk adds its entries.
+const SCAFFOLD_MARKER: &str = "# +opsdk:scaffold:";
+
+/// A list written before it ended with a scaffold marker gets one after its last entry, so that
+/// fields the user added below it stay fields: the merge is made here with the marker in the
+/// user's copy, and the writer then finds that copy unchanged and writes the result.
+fn add_missing_marker(root: &Path, file: &mut PlannedFile) {
+    let Ok(ours) = std::fs::read_to_string(root.join(&file.path)) else {
+        return;
+    };
+    let Some(base) = file.previous.as_deref() else {
+        return;
+    };
+    let lines: Vec<&str> = base.split_inclusive('\n').collect();
+    let Some(at) = lines.iter().position(|l| l.starts_with(SCAFFOLD_MARKER)) else {
+        return;
+    };
+    if ours.contains(SCAFFOLD_MARKER) || at == 0 {
+        return;
+    }
+    // After the last copy of the line the marker follows in what opsdk wrote.
+    let Some(after) = ours.rfind(lines[at - 1]).map(|i| i + lines[at - 1].len()) else {
+        return;
+    };
+    let marked = format!("{}{}{}", &ours[..after], lines[at], &ours[after..]);
+    if let Ok(merged) = crate::writer::merge::merge(base, &marked, &file.contents, true) {
+        file.contents = merged;
+        file.previous = Some(ours);
+    }
 }
 
 /// The webhook runtime is written only into projects with webhooks; a manager that starts

@@ -439,14 +439,25 @@ mod tests {
     }
 
     /// A reconcile queued behind the cleanup (by the children's Delete events) reads the object
-    /// from a cache that still shows the finalizer: its removal finds the object gone.
+    /// from a cache that still shows the finalizer: its removal fails, and the object is gone,
+    /// or (a foreground deletion) still there without it. Neither is an error; the finalizer
+    /// still there is.
     #[tokio::test]
     async fn a_deletion_already_done_is_no_error() {
         let mut obj = fixture(true);
         obj.metadata.deletion_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
-        let expected = vec![("PATCH", OBJECT.into(), Reply::Json(404, api_status(404, "NotFound")))];
-        let (result, _) = run(obj, vec![], vec![], expected).await;
-        assert_eq!(result.unwrap(), Action::await_change());
+        let mut waiting = obj.clone();
+        waiting.metadata.finalizers = Some(vec!["foregroundDeletion".into()]);
+        let invalid = || Reply::Json(422, api_status(422, "Invalid"));
+        for (fresh, done) in [
+            (Reply::Json(404, api_status(404, "NotFound")), true),
+            (Reply::Json(200, json(&waiting)), true),
+            (Reply::Json(200, json(&obj)), false),
+        ] {
+            let expected = vec![("PATCH", OBJECT.into(), invalid()), ("GET", OBJECT.into(), fresh)];
+            let (result, _) = run(obj.clone(), vec![], vec![], expected).await;
+            assert_eq!(result.is_ok(), done, "{result:?}");
+        }
     }
 
     #[tokio::test]

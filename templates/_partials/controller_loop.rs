@@ -24,13 +24,19 @@ async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State)
     })
     .await;
     let action = match reconciled {
-        // Gone while its finalizer was being changed: a reconcile queued behind the one that
-        // removed the finalizer (by its children's Delete events) finds nothing left to do,
-        // and is no error for the metrics and alerts to count.
-        Err(
-            kube::runtime::finalizer::Error::AddFinalizer(kube::Error::Api(status))
-            | kube::runtime::finalizer::Error::RemoveFinalizer(kube::Error::Api(status)),
-        ) if status.code == 404 => Action::await_change(),
+        // A reconcile queued behind the one that removed the finalizer (by its children's
+        // Delete events) reads the object from a cache that still shows it: the change fails,
+        // and the object is gone, or still there without the finalizer (a foreground deletion,
+        // another finalizer). Nothing is left to do, and no error for the metrics to count.
+        Err(err @ (kube::runtime::finalizer::Error::AddFinalizer(_) | kube::runtime::finalizer::Error::RemoveFinalizer(_))) => {
+            let removing = matches!(err, kube::runtime::finalizer::Error::RemoveFinalizer(_));
+            let fresh = api.get_opt(&obj.name_any()).await?;
+            let ours = fresh.as_ref().is_some_and(|fresh| fresh.finalizers().iter().any(|f| f == FINALIZER));
+            if fresh.is_some() && ours == removing {
+                return Err(Error::Finalizer(Box::new(err)));
+            }
+            Action::await_change()
+        }
         reconciled => reconciled.map_err(|err| Error::Finalizer(Box::new(err)))?,
     };
     state.ctx.retries.forget(&retry_key(obj.as_ref()));

@@ -292,7 +292,7 @@ async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
     eventually("y's own Deployment", || async { deployments.get_opt("y-deployment").await.unwrap() }).await;
     assert_eq!(services.get("y-service").await.unwrap().resource_version(), lone.resource_version());
 
-    the_api_server_limits_what_the_manager_writes(&cp, &apps.get("y").await.unwrap()).await;
+    the_api_server_limits_what_the_manager_writes(&cp, &client, &apps.get("y").await.unwrap()).await;
     a_refused_child_shows_in_the_status_until_it_is_allowed(&client).await;
 }
 
@@ -300,7 +300,7 @@ async fn {{ r.kind_snake }}_never_takes_over_what_it_does_not_control() {
 /// only children a kind of the project controls, selecting their owner's Pods alone and
 /// without privileges (config/policy, installed by the harness as config/default does):
 /// tried with dry runs of what the controller would write for `owner`, each changed in one way.
-async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, owner: &{{ r.type_name }}) {
+async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, admin: &Client, owner: &{{ r.type_name }}) {
     let manager = cp.manager_client().await;
     let deployments: Api<appsv1::Deployment> = Api::namespaced(manager.clone(), "foreign");
     let services: Api<corev1::Service> = Api::namespaced(manager, "foreign");
@@ -393,6 +393,18 @@ async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, owner:
     let patch = PatchParams { dry_run: true, ..PatchParams::default() };
     let patched = services.patch("x-service", &patch, &Patch::Merge(&take_over)).await;
     refused("someone else's Service taken over", "already controls", patched.map(|_| ()));
+
+    // A toleration someone else gave the owner's Deployment stays theirs: the manager still
+    // updates it, and adds nothing of the kind itself.
+    let toleration = json!({"spec": {"template": {"spec": {"tolerations": [{"operator": "Exists"}]}}}});
+    let owned = format!("{}-deployment", owner.name_any());
+    let theirs: Api<appsv1::Deployment> = Api::namespaced(admin.clone(), "foreign");
+    theirs.patch(&owned, &PatchParams::default(), &Patch::Merge(&toleration)).await.unwrap();
+    let image = json!({"spec": {"template": {"spec": {"containers": [{"name": format!("{}-container", owner.name_any()), "image": "nginx:1.27"}]}}}});
+    deployments.patch(&owned, &patch, &Patch::Strategic(&image)).await.expect("an update leaving their toleration");
+    let priority = json!({"spec": {"template": {"spec": {"priorityClassName": "system-node-critical"}}}});
+    let patched = deployments.patch(&owned, &patch, &Patch::Merge(&priority)).await;
+    refused("a priority class added", "choose no node", patched.map(|_| ()));
 }
 
 /// With kube-controller-manager's Deployment, ReplicaSet and quota controllers, as a cluster

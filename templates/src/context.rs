@@ -258,9 +258,17 @@ pub fn retry_key(obj: &impl Resource) -> String {
     }
 }
 
-/// A digest of a status, to tell whether the one written is the one wanted.
+/// A digest of a status, to tell whether the one written is the one wanted. Conditions'
+/// transition times are left out: a reconcile that read a stale status stamps an unchanged
+/// condition with its own time, which says nothing new.
 fn digest(status: &Value) -> u64 {
     use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut status = status.clone();
+    if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
+            condition.remove("lastTransitionTime");
+        }
+    }
     let mut hasher = DefaultHasher::new();
     status.to_string().hash(&mut hasher);
     hasher.finish()
@@ -289,6 +297,24 @@ fn merge_patch(current: &Value, desired: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_digest_leaves_out_only_transition_times() {
+        let status = |ready: &str, at: &str| {
+            serde_json::json!({"observedGeneration": 1, "conditions": [
+                {"type": "Ready", "status": ready, "reason": "R", "lastTransitionTime": at}
+            ]})
+        };
+        let earlier = status("False", "2026-12-03T10:00:00Z");
+        assert_eq!(
+            digest(&earlier),
+            digest(&status("False", "2026-12-03T10:00:01Z"))
+        );
+        assert_ne!(
+            digest(&earlier),
+            digest(&status("True", "2026-12-03T10:00:00Z"))
+        );
+    }
 
     #[tokio::test]
     async fn a_settling_status_is_held_back_for_the_pace_then_due_and_forgotten() {

@@ -327,8 +327,32 @@ fn entries_added_to_the_kustomization_lists_are_kept() {
 /// stay fields: opsdk's new entries land in `resources`, above its scaffold marker.
 #[test]
 fn fields_added_below_the_kustomization_lists_stay_apart_from_the_entries() {
+    fields_added_below_the_lists_stay_apart(false);
+}
+
+/// The same in a project whose lists were written before they ended with a marker: the marker
+/// is added after the last entry, then the entries go above it.
+#[test]
+fn lists_written_without_a_marker_get_one_and_keep_added_fields_apart() {
+    fields_added_below_the_lists_stay_apart(true);
+}
+
+fn fields_added_below_the_lists_stay_apart(unmarked: bool) {
     let (_tmp, dir) = project_dir();
     article_project(&dir);
+    let lists = [
+        "config/crd/kustomization.yaml",
+        "config/rbac/kustomization.yaml",
+        "config/samples/kustomization.yaml",
+    ];
+    for list in lists.iter().filter(|_| unmarked) {
+        let text = read(&dir, list);
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with("# +opsdk:scaffold:"))
+            .collect();
+        std::fs::write(dir.join(list), kept.join("\n") + "\n").unwrap();
+    }
     let added = [
         (
             "config/crd/kustomization.yaml",
@@ -360,6 +384,7 @@ fn fields_added_below_the_kustomization_lists_stay_apart_from_the_entries() {
             !format!("{:?}", parsed[field]).contains("frigate"),
             "{list}:\n{text}"
         );
+        assert!(text.contains("# +opsdk:scaffold:"), "{list}:\n{text}");
     }
 }
 

@@ -490,7 +490,8 @@ async fn application_never_takes_over_what_it_does_not_control() {
         lone.resource_version()
     );
 
-    the_api_server_limits_what_the_manager_writes(&cp, &apps.get("y").await.unwrap()).await;
+    the_api_server_limits_what_the_manager_writes(&cp, &client, &apps.get("y").await.unwrap())
+        .await;
     a_refused_child_shows_in_the_status_until_it_is_allowed(&client).await;
 }
 
@@ -498,7 +499,11 @@ async fn application_never_takes_over_what_it_does_not_control() {
 /// only children a kind of the project controls, selecting their owner's Pods alone and
 /// without privileges (config/policy, installed by the harness as config/default does):
 /// tried with dry runs of what the controller would write for `owner`, each changed in one way.
-async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, owner: &Application) {
+async fn the_api_server_limits_what_the_manager_writes(
+    cp: &ControlPlane,
+    admin: &Client,
+    owner: &Application,
+) {
     let manager = cp.manager_client().await;
     let deployments: Api<appsv1::Deployment> = Api::namespaced(manager.clone(), "foreign");
     let services: Api<corev1::Service> = Api::namespaced(manager, "foreign");
@@ -701,6 +706,32 @@ async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, owner:
     refused(
         "someone else's Service taken over",
         "already controls",
+        patched.map(|_| ()),
+    );
+
+    // A toleration someone else gave the owner's Deployment stays theirs: the manager still
+    // updates it, and adds nothing of the kind itself.
+    let toleration =
+        json!({"spec": {"template": {"spec": {"tolerations": [{"operator": "Exists"}]}}}});
+    let owned = format!("{}-deployment", owner.name_any());
+    let theirs: Api<appsv1::Deployment> = Api::namespaced(admin.clone(), "foreign");
+    theirs
+        .patch(&owned, &PatchParams::default(), &Patch::Merge(&toleration))
+        .await
+        .unwrap();
+    let image = json!({"spec": {"template": {"spec": {"containers": [{"name": format!("{}-container", owner.name_any()), "image": "nginx:1.27"}]}}}});
+    deployments
+        .patch(&owned, &patch, &Patch::Strategic(&image))
+        .await
+        .expect("an update leaving their toleration");
+    let priority =
+        json!({"spec": {"template": {"spec": {"priorityClassName": "system-node-critical"}}}});
+    let patched = deployments
+        .patch(&owned, &patch, &Patch::Merge(&priority))
+        .await;
+    refused(
+        "a priority class added",
+        "choose no node",
         patched.map(|_| ()),
     );
 }

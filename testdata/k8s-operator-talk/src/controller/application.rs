@@ -205,13 +205,24 @@ async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Re
     })
     .await;
     let action = match reconciled {
-        // Gone while its finalizer was being changed: a reconcile queued behind the one that
-        // removed the finalizer (by its children's Delete events) finds nothing left to do,
-        // and is no error for the metrics and alerts to count.
+        // A reconcile queued behind the one that removed the finalizer (by its children's
+        // Delete events) reads the object from a cache that still shows it: the change fails,
+        // and the object is gone, or still there without the finalizer (a foreground deletion,
+        // another finalizer). Nothing is left to do, and no error for the metrics to count.
         Err(
-            kube::runtime::finalizer::Error::AddFinalizer(kube::Error::Api(status))
-            | kube::runtime::finalizer::Error::RemoveFinalizer(kube::Error::Api(status)),
-        ) if status.code == 404 => Action::await_change(),
+            err @ (kube::runtime::finalizer::Error::AddFinalizer(_)
+            | kube::runtime::finalizer::Error::RemoveFinalizer(_)),
+        ) => {
+            let removing = matches!(err, kube::runtime::finalizer::Error::RemoveFinalizer(_));
+            let fresh = api.get_opt(&obj.name_any()).await?;
+            let ours = fresh
+                .as_ref()
+                .is_some_and(|fresh| fresh.finalizers().iter().any(|f| f == FINALIZER));
+            if fresh.is_some() && ours == removing {
+                return Err(Error::Finalizer(Box::new(err)));
+            }
+            Action::await_change()
+        }
         reconciled => reconciled.map_err(|err| Error::Finalizer(Box::new(err)))?,
     };
     state.ctx.retries.forget(&retry_key(obj.as_ref()));
@@ -1242,18 +1253,28 @@ mod tests {
     }
 
     /// A reconcile queued behind the cleanup (by the children's Delete events) reads the object
-    /// from a cache that still shows the finalizer: its removal finds the object gone.
+    /// from a cache that still shows the finalizer: its removal fails, and the object is gone,
+    /// or (a foreground deletion) still there without it. Neither is an error; the finalizer
+    /// still there is.
     #[tokio::test]
     async fn a_deletion_already_done_is_no_error() {
         let mut obj = fixture(true);
         obj.metadata.deletion_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
-        let expected = vec![(
-            "PATCH",
-            OBJECT.into(),
-            Reply::Json(404, api_status(404, "NotFound")),
-        )];
-        let (result, _) = run(obj, vec![], vec![], expected).await;
-        assert_eq!(result.unwrap(), Action::await_change());
+        let mut waiting = obj.clone();
+        waiting.metadata.finalizers = Some(vec!["foregroundDeletion".into()]);
+        let invalid = || Reply::Json(422, api_status(422, "Invalid"));
+        for (fresh, done) in [
+            (Reply::Json(404, api_status(404, "NotFound")), true),
+            (Reply::Json(200, json(&waiting)), true),
+            (Reply::Json(200, json(&obj)), false),
+        ] {
+            let expected = vec![
+                ("PATCH", OBJECT.into(), invalid()),
+                ("GET", OBJECT.into(), fresh),
+            ];
+            let (result, _) = run(obj.clone(), vec![], vec![], expected).await;
+            assert_eq!(result.is_ok(), done, "{result:?}");
+        }
     }
 
     #[tokio::test]
