@@ -136,9 +136,29 @@ async fn sync<K: Configuration>(
         });
         let patch = versioned_patch(&version, bundles).map_err(kube::Error::SerdeError)?;
         api.patch(name, &PatchParams::default(), &Patch::Json::<()>(patch))
-            .await?;
+            .await
+            .map_err(conflict_when_changed)?;
     }
     Ok(true)
+}
+
+/// The API server answers a `versioned_patch` whose object changed since it was read with 422
+/// Invalid and no cause (its `test` failed), where a stale update gets 409 Conflict. It is a
+/// conflict (another replica wrote first, and the next check reads what it wrote): reported as
+/// one, so that it reads as the race it is.
+pub(crate) fn conflict_when_changed(err: kube::Error) -> kube::Error {
+    match err {
+        kube::Error::Api(mut status)
+            if status.code == 422
+                && status.details.as_ref().is_none_or(|d| d.causes.is_empty()) =>
+        {
+            status.code = 409;
+            status.reason = "Conflict".into();
+            status.message = format!("changed since it was read ({})", status.message);
+            kube::Error::Api(status)
+        }
+        err => err,
+    }
 }
 
 /// A JSON patch setting each (path, value) of `fields`, which the API server refuses unless
@@ -162,6 +182,26 @@ mod tests {
     use serde_json::json;
 
     use super::versioned_patch;
+
+    #[test]
+    fn a_failed_version_test_is_a_conflict_and_a_refused_value_is_not() {
+        let invalid = |causes: serde_json::Value| {
+            let status = json!({"status": "Failure", "code": 422, "reason": "Invalid", "message": "m",
+                "details": {"causes": causes}});
+            kube::Error::Api(serde_json::from_value(status).unwrap())
+        };
+        let code = |err: kube::Error| match err {
+            kube::Error::Api(status) => status.code,
+            _ => 0,
+        };
+        assert_eq!(code(super::conflict_when_changed(invalid(json!([])))), 409);
+        assert_eq!(
+            code(super::conflict_when_changed(invalid(
+                json!([{"field": "webhooks[0]"}])
+            ))),
+            422
+        );
+    }
 
     #[test]
     fn a_bundle_patch_sets_only_the_bundles_and_only_on_the_version_read() {

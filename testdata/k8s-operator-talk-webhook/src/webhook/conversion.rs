@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::ca_bundle::versioned_patch;
+use super::ca_bundle::{conflict_when_changed, versioned_patch};
 use super::configs::{SERVICE, Target};
 
 /// Where the manager serves conversions, as kubebuilder routes them.
@@ -274,7 +274,8 @@ pub async fn write_bundle(
                 &PatchParams::default(),
                 &Patch::Json::<()>(patch),
             )
-            .await?;
+            .await
+            .map_err(conflict_when_changed)?;
         }
     }
     Ok(all)
