@@ -266,12 +266,33 @@ fn webhooks_are_served_a_moment_after_sigterm(dir: &Path, cp: &ControlPlane) {
     );
     crate::host::wait_for_ok("the manager with webhooks", manager.probes, "/readyz");
     manager.process.sigterm();
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    // Any answer will do (no webhook at this path): the server still accepts and serves.
+    let signalled = std::time::Instant::now();
+    // Once the controllers have stopped, the webhooks are still served: any answer will do
+    // (no webhook at this path), the server still accepts and serves.
+    let deadline = signalled + std::time::Duration::from_secs(10);
+    while !manager.process.log().contains("controllers stopped") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the controllers did not stop:\n{}",
+            manager.process.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let answer = crate::host::https_get(port, "/not-a-webhook", None);
     assert_eq!(answer.status, 404, "{}", answer.body);
     let status = manager.process.wait(std::time::Duration::from_secs(10));
-    assert!(status.success(), "{}", manager.process.log());
+    let (took, log) = (signalled.elapsed(), manager.process.log());
+    assert!(status.success(), "{status}:\n{log}");
+    // Until the linger (3 s) is over, not only until the controllers stop.
+    assert!(
+        took >= std::time::Duration::from_secs(3),
+        "stopped {took:?} after SIGTERM:\n{log}"
+    );
+    assert!(
+        log.contains("SIGTERM received: stopping")
+            && log.contains("no longer accepting webhook connections"),
+        "{log}"
+    );
 }
 
 /// The envtest suite runs the controller with exactly its `RBAC` rules: without `create` on

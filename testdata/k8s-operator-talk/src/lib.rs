@@ -16,6 +16,7 @@ pub mod metrics_auth;
 pub mod rbac;
 pub mod retry;
 pub mod server;
+pub mod shutdown;
 pub mod telemetry;
 pub mod tls;
 pub mod watches;

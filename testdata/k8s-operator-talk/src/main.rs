@@ -16,6 +16,7 @@ use k8s_operator_talk::leader::{self, Leadership, Timings};
 use k8s_operator_talk::metrics::Metrics;
 use k8s_operator_talk::metrics_auth::Authorizer;
 use k8s_operator_talk::server::{self, Ready};
+use k8s_operator_talk::shutdown::Shutdown;
 use k8s_operator_talk::telemetry::{self, LogFormat};
 use k8s_operator_talk::tls::{CertFiles, ServingCert};
 use k8s_operator_talk::watches::{Namespaces, Watches};
@@ -125,6 +126,7 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let shutdown = Shutdown::on_signals()?;
     let client = api_client::connect().await?;
     let metrics = Arc::new(Metrics::default());
     // Ready once the controllers are (or stand by for the Lease) and the webhooks are served.
@@ -146,14 +148,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         tls,
         server::connections::METRICS,
         server::metrics_router(metrics.clone(), auth),
-        shutdown_signal(),
+        shutdown.clone().requested(),
     );
     let health_server = server::serve(
         server::bind(&args.health_probe_bind_address).await?,
         None,
         server::connections::PROBES,
         server::health_router(vec![ready.clone(), webhooks_listening.clone()]),
-        shutdown_signal(),
+        shutdown.clone().requested(),
     );
     let servers = tokio::spawn(async move { tokio::try_join!(metrics_server, health_server) });
     // Every replica serves the webhooks, leading or not.
@@ -171,9 +173,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     });
     let webhooks = tokio::spawn({
         let (client, flags) = (client.clone(), args.webhooks.clone());
+        let stop = shutdown.clone().requested();
         let stop = async {
-            shutdown_signal().await;
+            stop.await;
             tokio::time::sleep(WEBHOOK_LINGER).await;
+            info!("no longer accepting webhook connections");
         };
         async move {
             let served = webhook::run(client, flags, webhooks_listening, stop).await;
@@ -193,7 +197,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         info!(namespace = %args.leader_election_namespace, %identity, "waiting for leadership");
         tokio::select! {
             acquired = Leadership::acquire(client.clone(), &args.leader_election_namespace, leader::LEASE, identity, Timings::DEFAULT) => leadership = Some(acquired?),
-            () = shutdown_signal() => return stopped(servers, webhooks).await,
+            () = shutdown.clone().requested() => return stopped(servers, webhooks).await,
             failed = &mut webhooks_down => return Err(failed.into()),
         }
         info!("leading");
@@ -208,7 +212,12 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     info!(namespaces = %settings.namespaces, "watching");
     let ctx = Arc::new(Context::with_settings(client, metrics, settings));
     info!("starting controllers");
-    let controllers = stop_within(STOP_TIMEOUT, &ctx.watches, controller::run(ctx.clone()));
+    let controllers = stop_within(
+        STOP_TIMEOUT,
+        &shutdown,
+        &ctx.watches,
+        controller::run(ctx.clone()),
+    );
     // Ready once every watch has listed its objects; exits when one cannot within the
     // timeout, so that a missing CRD or RBAC rule shows as a crash loop, not an idle Pod.
     let started = async {
@@ -257,6 +266,7 @@ async fn stopped(
     webhooks
         .await?
         .map_err(|err| -> Box<dyn std::error::Error> { err })?;
+    info!("stopped");
     Ok(())
 }
 
@@ -274,14 +284,19 @@ fn serving_cert(args: &Args) -> Result<ServingCert, Box<dyn std::error::Error>> 
     })?)
 }
 
-/// Runs `controllers` until they stop after SIGTERM, having finished their reconciles, or
+/// Runs `controllers` until they stop on `shutdown` (SIGTERM), having finished their reconciles, or
 /// until `limit` after SIGTERM: then the Lease is still released and the process exits within
 /// the Pod's termination grace period (10 s), however long a reconcile would take. Before
 /// every watch has listed, nothing is worth waiting for (and kube's controller would not
 /// stop): it stops at once.
-async fn stop_within(limit: Duration, watches: &Watches, controllers: impl Future<Output = ()>) {
+async fn stop_within(
+    limit: Duration,
+    shutdown: &Shutdown,
+    watches: &Watches,
+    controllers: impl Future<Output = ()>,
+) {
     let overdue = async {
-        shutdown_signal().await;
+        shutdown.clone().requested().await;
         if watches.listed() {
             tokio::time::sleep(limit).await;
             warn!("reconciles still running {limit:?} after the signal; stopping without them");
@@ -293,22 +308,6 @@ async fn stop_within(limit: Duration, watches: &Watches, controllers: impl Futur
         () = controllers => info!("controllers stopped"),
         () = overdue => {}
     }
-}
-
-/// Resolves on SIGTERM (the kubelet stopping the Pod) or Ctrl-C.
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("installing the SIGTERM handler");
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
 }
 
 #[cfg(test)]
