@@ -4,7 +4,7 @@ use std::path::Path;
 
 mod names;
 
-use names::{check_names_in_group, check_rust_names, short_name};
+use names::{check_names_in_group, check_rust_names};
 
 use anyhow::{Result, bail};
 
@@ -270,8 +270,10 @@ fn resource_from_args(
     // Versions of one kind share one CRD: names, scope and spec shape must agree.
     let mut resource = probe;
     if let Some(existing) = siblings.iter().find(|r| r.version == resource.version) {
-        // --force rewrites the files the kind has: its controller stays the kind it was.
+        // --force rewrites the files the kind has: its controller stays the kind it was, its
+        // short name the one its types declare.
         resource.deploy_image = args.deploy_image.unwrap_or(existing.deploy_image);
+        resource.short_name = existing.short_name.clone();
     }
     if let Some(first) = siblings.iter().find(|r| r.version != resource.version) {
         if resource.plural != first.plural || resource.namespaced != first.namespaced {
@@ -301,7 +303,6 @@ fn resource_from_args(
         }
     } else {
         check_names_in_group(project, &resource, &api)?;
-        resource.short_name = short_name(project, &resource);
     }
     if resource.deploy_image && !resource.namespaced {
         bail!(

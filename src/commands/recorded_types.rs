@@ -1,7 +1,9 @@
-//! PROJECT against the code it describes: a kind's group, plural and short name are in PROJECT
-//! and in the `#[kube(...)]` attribute of its types file, the project's name in Cargo.toml. A hand edit of one of them (a plural or a
-//! domain changed in PROJECT) would make every later command write kustomizations and roles
-//! for names the CRD does not have; it is refused before any command uses PROJECT.
+//! PROJECT against the code it describes: a kind's group and plural are in PROJECT and in the
+//! `#[kube(...)]` attribute of its types file, the project's name in Cargo.toml. A hand edit of
+//! one of them (a plural or a domain changed in PROJECT) would make every later command write
+//! kustomizations and roles for names the CRD does not have; it is refused before any command
+//! uses PROJECT. A short name is the types file's alone: the user adds, changes or drops it
+//! there (kubebuilder's `+kubebuilder:resource:shortName` marker), and it is read from there.
 
 use std::path::Path;
 
@@ -10,11 +12,13 @@ use anyhow::{Result, bail};
 use crate::context::ResourceContext;
 use crate::project_file::{self, Project};
 
-/// `PROJECT` from `root`, refused when a kind's types file names another group or plural.
+/// `PROJECT` from `root`, refused when a kind's types file names another group or plural, with
+/// each kind's short name as its types file declares it.
 pub(super) fn load(root: &Path) -> Result<Project> {
-    let project = Project::load(root)?;
+    let mut project = Project::load(root)?;
     check_package_name(root, &project)?;
-    for resource in &project.resources {
+    for index in 0..project.resources.len() {
+        let resource = &project.resources[index];
         if resource.external || resource.builtin().is_some() {
             continue;
         }
@@ -23,11 +27,7 @@ pub(super) fn load(root: &Path) -> Result<Project> {
         let Ok(types) = std::fs::read_to_string(root.join(&path)) else {
             continue;
         };
-        let fields = [
-            ("group", &ctx.api_group),
-            ("plural", &ctx.plural),
-            ("shortname", &resource.short_name),
-        ];
+        let fields = [("group", &ctx.api_group), ("plural", &ctx.plural)];
         for (field, recorded) in fields {
             let Some(declared) = attribute(&types, field) else {
                 continue;
@@ -41,6 +41,9 @@ pub(super) fn load(root: &Path) -> Result<Project> {
                 );
             }
         }
+        project.resources[index].short_name = attribute(&types, "shortname")
+            .unwrap_or_default()
+            .to_string();
     }
     Ok(project)
 }

@@ -3,13 +3,6 @@
 
 use super::builtin_data::BUILTIN_TYPES;
 
-/// The short names Kubernetes' own resources have in kubectl (1.37's discovery).
-const BUILTIN_SHORT_NAMES: &[&str] = &[
-    "cm", "crd", "crds", "cj", "cs", "csr", "deploy", "ds", "ep", "ev", "hpa", "ing", "limits",
-    "netpol", "no", "ns", "pc", "pdb", "po", "pv", "pvc", "quota", "rc", "rs", "sa", "sc", "sts",
-    "svc",
-];
-
 /// A built-in type a controller can watch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BuiltinType {
@@ -58,13 +51,6 @@ impl BuiltinType {
     /// The built-in type `group`/`version`/`kind`.
     pub fn find(group: &str, version: &str, kind: &str) -> Option<BuiltinType> {
         all().find(|t| t.in_group(group) && t.version == version && t.kind == kind)
-    }
-
-    /// Whether kubectl already knows `name` as one of Kubernetes' own resources: its plural,
-    /// its singular (the kind in lowercase) or one of its short names.
-    pub fn names_a_resource(name: &str) -> bool {
-        BUILTIN_SHORT_NAMES.contains(&name)
-            || all().any(|t| t.plural == name || t.kind.eq_ignore_ascii_case(name))
     }
 
     /// Every `group/version Kind` in `group` (or all, if none is), for a `help:` line.

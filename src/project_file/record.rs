@@ -27,7 +27,9 @@ pub(super) struct ResourceRecord {
     version: String,
     kind: String,
     plural: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// Where earlier PROJECT files kept the short name, now read from the types file (see
+    /// `commands::recorded_types`); read, never written.
+    #[serde(default, skip_serializing)]
     short_name: String,
     /// Where earlier PROJECT files kept the scope; read, never written.
     #[serde(default, skip_serializing)]
@@ -89,7 +91,7 @@ impl From<Resource> for ResourceRecord {
             version: resource.version,
             kind: resource.kind,
             plural: resource.plural,
-            short_name: resource.short_name,
+            short_name: String::new(),
             namespaced: None,
             controller: resource.controller,
             deploy_image: resource.deploy_image,

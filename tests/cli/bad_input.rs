@@ -202,11 +202,6 @@ fn conflicting_apis() {
         &args("--version v1 --kind Apps --plural applications"),
         "the plural name \"applications\" of kind Apps is already a name of minetto.dev/v1alpha1 Application",
     );
-    // One group's CRDs share one set of names: singular, plural and short name.
-    refuse_create(
-        &args("--version v1 --kind App"),
-        "the singular name \"app\" of kind App is already a name of minetto.dev/v1alpha1 Application (its singular, plural or short name)",
-    );
     // A controller for a version the project's kind lacks: that version comes first.
     refuse_create(
         &args("--version v1 --kind Application --resource=false --controller"),
@@ -214,16 +209,8 @@ fn conflicting_apis() {
     );
     // No --plural changes a singular: the help names what does.
     refuse_create(
-        &args("--version v1 --kind App --plural apps"),
-        "help: choose another --kind or --group (the singular is the kind in lowercase)",
-    );
-    refuse_create(
         &args("--version v1 --kind APPLICATION --plural others"),
-        "the singular name \"application\" of kind APPLICATION",
-    );
-    refuse_create(
-        &args("--version v1 --kind Widget --plural app"),
-        "the plural name \"app\" of kind Widget",
+        "help: choose another --kind or --group (the singular is the kind in lowercase)",
     );
     refuse_create(
         &args("--version v1alpha1 --kind Application --force --controller=false"),
@@ -351,7 +338,7 @@ fn a_validating_webhook_file_without_validate_delete() {
     );
 }
 
-/// A plural, domain or short name changed in PROJECT by hand no longer matches the CRD the types
+/// A plural or domain changed in PROJECT by hand no longer matches the CRD the types
 /// make, nor a project name the crate: every command refuses, naming the file, before it writes
 /// anything.
 #[test]
@@ -370,7 +357,6 @@ fn a_hand_edited_plural_or_domain_in_project_is_refused() {
             "domain: example.com",
             "declares group \"minetto.dev\"",
         ),
-        ("  shortName: app\n", "", "declares shortname \"app\""),
     ] {
         std::fs::write(dir.join("PROJECT"), project.replace(from, to)).unwrap();
         let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]);

@@ -54,27 +54,51 @@ fn a_group_prefixes_the_domain() {
     assert!(read(&dir, "src/controller/mod.rs").contains("pub mod apps {"));
 }
 
+/// As with kubebuilder, a kind gets no short name (an Application's `app` would shadow Argo
+/// CD's); one the user declares in its types file (kubebuilder's shortName marker) is the
+/// kind's: `--force` keeps it, its next version has it, no other kind of the group may take it
+/// as a name, and once dropped it is free again.
 #[test]
-fn short_names_are_never_kubernetes_own() {
+fn a_short_name_is_the_one_the_user_declares() {
     let (_tmp, dir) = project_dir();
-    init(&dir);
-    for (kind, file, short) in [
-        ("ConfigMap", "config_map", None),
-        ("Podcast", "podcast", None),
-        ("DatabaseCluster", "database_cluster", Some("dc")),
-        ("Widget", "widget", Some("wid")),
+    article_project(&dir);
+    let types = "src/api/v1alpha1/application.rs";
+    let written = read(&dir, types);
+    assert!(!written.contains("shortname"), "{written}");
+    let plural = "    plural = \"applications\",\n";
+    let declared = written.replace(plural, &format!("{plural}    shortname = \"app\",\n"));
+    assert_ne!(declared, written);
+    std::fs::write(dir.join(types), &declared).unwrap();
+    for (flags, needle) in [
+        (
+            "--version v1 --kind App",
+            "the singular name \"app\" of kind App is already a name of minetto.dev/v1alpha1 Application (its singular, plural or short name)",
+        ),
+        (
+            "--version v1 --kind Widget --plural app",
+            "the plural name \"app\" of kind Widget",
+        ),
     ] {
-        create_api(
-            &dir,
-            &args(&format!("--group x --version v1 --kind {kind}")),
-        );
-        let types = read(&dir, &format!("src/api/x/v1/{file}.rs"));
-        let found = types.lines().find_map(|line| {
-            let value = line.trim().strip_prefix("shortname = \"")?;
-            value.strip_suffix("\",").map(str::to_string)
-        });
-        assert_eq!(found.as_deref(), short, "{kind}");
+        assert_refused(&dir, &mut create_api_cmd(&dir, &args(flags)), needle);
     }
+    create_api(&dir, &args("--version v1alpha1 --kind Application --force"));
+    let next = "src/api/v1/application.rs";
+    create_api(
+        &dir,
+        &args("--version v1 --kind Application --controller=false"),
+    );
+    for file in [types, next] {
+        assert!(
+            read(&dir, file).contains("    shortname = \"app\",\n"),
+            "{file}"
+        );
+    }
+    assert!(!read(&dir, "PROJECT").contains("shortName"));
+    for file in [types, next] {
+        let text = read(&dir, file).replace("    shortname = \"app\",\n", "");
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    create_api(&dir, &args("--version v1 --kind App"));
 }
 
 #[test]
@@ -214,11 +238,6 @@ fn the_same_api_twice_is_refused_and_force_rewrites_only_that_kind() {
     assert!(
         stdout.contains("overwrite src/controller/application.rs"),
         "{stdout}"
-    );
-    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
-    assert!(
-        project.contains("shortName: app\n"),
-        "the kind keeps its short name:\n{project}"
     );
     assert!(
         !std::fs::read_to_string(&app)

@@ -1,37 +1,13 @@
-//! The names a new API takes, checked against the project's: its short name, its Rust type
+//! The names a new API takes, checked against the project's: its CRD names, its Rust type
 //! and module names, its per-kind files.
 
 use anyhow::{Result, bail};
 
 use crate::context::{ProjectContext, ResourceContext};
-use crate::naming::BuiltinType;
 use crate::project_file::{Project, Resource};
 use crate::validate;
 
 use super::group_or_domain;
-
-/// A short name for kubectl: the initials of a multi-word kind (`DatabaseCluster` -> `dc`),
-/// else the first three letters (`Application` -> `app`); none when another kind has it as a
-/// name (kube-apiserver refuses a CRD sharing a name with another of its group) or kubectl
-/// knows it for one of Kubernetes' own resources (`ConfigMap` -> not `cm`, `Podcast` -> not
-/// `pod`), where `kubectl get` would be ambiguous. The kind's own names (its other versions,
-/// or this one rewritten with --force) do not take it.
-pub(super) fn short_name(project: &Project, new: &Resource) -> String {
-    let initials: String = new.kind.chars().filter(char::is_ascii_uppercase).collect();
-    let candidate = if initials.len() >= 2 {
-        initials.to_lowercase()
-    } else {
-        new.kind.to_lowercase().chars().take(3).collect()
-    };
-    let taken = (project.resources.iter().filter(|r| !r.same_kind(new)))
-        .any(|r| names(r).contains(&candidate))
-        || BuiltinType::names_a_resource(&candidate);
-    if taken || candidate == new.kind.to_lowercase() {
-        String::new()
-    } else {
-        candidate
-    }
-}
 
 /// A CRD's names (singular, plural and short name) may not be another's of its group: the
 /// API server would not serve the later one (NamesAccepted=False).

@@ -16,7 +16,6 @@ use crate::api::Condition;
     kind = "Application",
     doc = "Application is the schema of the applications API.",
     plural = "applications",
-    shortname = "app",
     namespaced,
     status = "ApplicationStatus",
     scale(
