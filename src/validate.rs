@@ -96,6 +96,28 @@ pub fn version(version: &str) -> Result<()> {
             "pass a Kubernetes API version, e.g. --version v1alpha1",
         );
     }
+    // A CRD's version names are DNS-1035 labels.
+    if version.len() > 63 {
+        return invalid(
+            format!("invalid --version {version:?}: longer than 63 characters"),
+            "pass a Kubernetes API version, e.g. --version v1alpha1",
+        );
+    }
+    Ok(())
+}
+
+/// A CRD's name, `<plural>.<group>`, is an object name: a DNS-1123 subdomain of at most 253
+/// characters, which a long --domain with a long group and plural can pass.
+pub fn crd_name(name: &str) -> Result<()> {
+    if name.len() > 253 {
+        return invalid(
+            format!(
+                "the CRD name {name:?} is {} characters, past the 253 an object name may have",
+                name.len()
+            ),
+            "pass a shorter --plural or --group (or init the project with a shorter --domain)",
+        );
+    }
     Ok(())
 }
 

@@ -242,13 +242,27 @@ fn first_line_has_marker(bytes: &[u8]) -> bool {
     String::from_utf8_lossy(first).contains(GENERATED_MARKER)
 }
 
-/// Refuses paths that leave the root, and any symlink on the way to the file or the file
+/// The longest file name opsdk writes: file systems take 255 bytes, and the file is staged
+/// beside itself under a longer name first.
+const MAX_FILE_NAME: usize = 255 - commit::BESIDE_EXTRA;
+
+/// Refuses paths that leave the root, names too long for a file system, and any symlink on the way to the file or the file
 /// itself: we never write through a link the user (or an attacker) placed.
 fn check_path(root: &Path, rel: &Path) -> Result<()> {
     if rel.is_absolute() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         bail!(
             "refusing to write {}: the path leaves the project root",
             rel.display()
+        );
+    }
+    // Checked here, not left to the write: a read of a longer name fails with ENAMETOOLONG,
+    // which names no fix.
+    if let Some(long) = (rel.components()).find(|c| c.as_os_str().len() > MAX_FILE_NAME) {
+        bail!(
+            "refusing to write {}: the name {:?} is {} bytes, past the {MAX_FILE_NAME} a file name may have here (255, less what opsdk adds to stage it)\nhelp: pass a shorter --group, --version or --kind (or init the project with a shorter --domain)",
+            rel.display(),
+            long.as_os_str(),
+            long.as_os_str().len()
         );
     }
     let mut current = root.to_path_buf();

@@ -228,6 +228,11 @@ fn resource_from_args(
         webhooks: None,
     };
     let api = |r: &Resource| format!("{}/{} {}", group_or_domain(project, r), r.version, r.kind);
+    validate::crd_name(&format!(
+        "{}.{}",
+        probe.plural,
+        group_or_domain(project, &probe)
+    ))?;
     if let Some(foreign) = (project.resources.iter())
         .find(|r| r.same_kind(&probe) && (r.external || r.builtin().is_some()))
     {

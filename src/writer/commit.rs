@@ -102,6 +102,10 @@ fn stage(target: &Path, contents: &str, steps: &mut Vec<Step>) -> Result<PathBuf
     Ok(tmp)
 }
 
+/// What `beside` adds to a file name: a dot before it, a dot and a suffix (`opsdk-tmp`,
+/// `opsdk-old`) after it.
+pub(super) const BESIDE_EXTRA: usize = 2 + "opsdk-tmp".len();
+
 fn beside(target: &Path, suffix: &str) -> PathBuf {
     let name = target.file_name().unwrap_or_default().to_string_lossy();
     target.with_file_name(format!(".{name}.{suffix}"))

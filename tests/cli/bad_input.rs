@@ -131,12 +131,34 @@ fn project_name_from_a_bad_directory_name() {
 
 #[test]
 fn versions() {
-    for version in ["1", "V1", "v1gamma1", "v0", "v1alpha", "alpha1"] {
+    let long = format!("v{}", "1".repeat(63));
+    for version in ["1", "V1", "v1gamma1", "v0", "v1alpha", "alpha1", &long] {
         refuse_create(
             &["--version", version, "--kind", "Widget"],
             "invalid --version",
         );
     }
+}
+
+/// Names every part of which is valid, but which together are too long: a CRD name past 253
+/// characters, a sample file name past what a file system takes. Refused, nothing written.
+#[test]
+fn names_too_long_together() {
+    let label = "d".repeat(60);
+    let domain = format!("{label}.{label}.{label}.{}.dev", "e".repeat(55));
+    let (_tmp, dir) = project_dir();
+    succeed(&dir, &["init", "--domain", &domain, "--repo", REPO]);
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &args("--group apps --version v1 --kind Widget")),
+        "is 255 characters, past the 253 an object name may have",
+    );
+    // The CRD name fits (as.<domain>), the sample's file name does not.
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &args("--version v1 --kind A")),
+        "_v1_a.yaml\" is 252 bytes, past the 244 a file name may have here",
+    );
 }
 
 #[test]
