@@ -46,7 +46,9 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
     }
     super::regenerate(root, &ctx, &project, &mut plan)?;
 
-    let next = if project.plugins.helm.is_some() && old.plugins.helm.is_none() {
+    let next = if project == old {
+        "PROJECT already had these settings: nothing to change."
+    } else if project.plugins.helm.is_some() && old.plugins.helm.is_none() {
         HELM_NEXT
     } else if project.namespaced == old.namespaced {
         "Settings applied."

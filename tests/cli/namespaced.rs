@@ -278,3 +278,16 @@ fn the_license_and_owner_are_edited_like_the_scope() {
         "refusing to rewrite files you changed where opsdk changes them too: Cargo.toml (line",
     );
 }
+
+/// An edit to the settings the project already has says so and writes nothing.
+#[test]
+fn an_edit_to_the_settings_the_project_has_changes_nothing() {
+    let (_tmp, dir) = article(false);
+    let before = snapshot(&dir);
+    let said = edit(&dir, &["--namespaced=false"]);
+    assert!(
+        said.contains("PROJECT already had these settings: nothing to change."),
+        "{said}"
+    );
+    assert_eq!(snapshot(&dir), before);
+}
