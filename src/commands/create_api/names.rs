@@ -108,12 +108,13 @@ pub(super) fn check_rust_names(ctx: &ProjectContext, new: &ResourceContext) -> R
 }
 
 /// What tests/ holds for every kind: the envtest helpers, the conversion webhook's suite and
-/// server, the webhook certificates' suite.
-const RESERVED_TEST_STEMS: [&str; 4] = [
+/// server, the webhook certificates' suite, the webhook server's memory budget test.
+const RESERVED_TEST_STEMS: [&str; 5] = [
     "envtest",
     "conversion",
     "conversion_server",
     "webhook_certs",
+    "webhook_intake",
 ];
 
 /// src/controller holds a module per group (its kinds inside), the domain group's kinds at
