@@ -158,14 +158,10 @@ fn describe<K: Resource<DynamicType = ()>>(outcome: &Outcome<K>, reason: impl Fn
 /// `--cascade=orphan`. Their owner references would make the garbage collector delete them
 /// too; deleting them here makes cleanup visible in events and independent of the collector.
 /// A failure shows in the status, which a {{ r.kind }} being deleted still has.
-async fn cleanup(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &State) -> Result<Action> {
+async fn cleanup(obj: &{{ r.type_name }}, _api: &Api<{{ r.type_name }}>, state: &State) -> Result<Action> {
     let deleted = match delete_children(obj, state).await {
         Ok(deleted) => deleted,
-        Err(err) => {
-            let status = failed_status(obj, &err);
-            let reported = state.ctx.report(api, obj, obj.status.as_ref(), &status, false, FIELD_MANAGER, Err(err));
-            return reported.await.map(|(action, _): (Action, Action)| action);
-        }
+        Err(err) => return report_failure(obj, state, err).await,
     };
     info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
     if !deleted.is_empty() {

@@ -441,7 +441,7 @@ mod tests {
     /// A reconcile queued behind the cleanup (by the children's Delete events) reads the object
     /// from a cache that still shows the finalizer: its removal fails, and the object is gone,
     /// or (a foreground deletion) still there without it. Neither is an error; the finalizer
-    /// still there is.
+    /// still there is, and shows in the status and as a Warning event.
     #[tokio::test]
     async fn a_deletion_already_done_is_no_error() {
         let mut obj = fixture(true);
@@ -454,7 +454,12 @@ mod tests {
             (Reply::Json(200, json(&waiting)), true),
             (Reply::Json(200, json(&obj)), false),
         ] {
-            let expected = vec![("PATCH", OBJECT.into(), invalid()), ("GET", OBJECT.into(), fresh)];
+            let mut expected = vec![("PATCH", OBJECT.into(), invalid()), ("GET", OBJECT.into(), fresh)];
+            if !done {
+                // Still there with the finalizer: the removal was refused, and that shows.
+                expected.push(("PATCH", STATUS.into(), Reply::Json(200, json(&obj))));
+                expected.push(("POST", EVENTS.into(), Reply::Echo));
+            }
             let (result, _) = run(obj.clone(), vec![], vec![], expected).await;
             assert_eq!(result.is_ok(), done, "{result:?}");
         }

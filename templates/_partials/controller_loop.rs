@@ -2,20 +2,40 @@
 /// Reconciles one {{ r.kind }}, timed and counted in the metrics.
 pub async fn reconcile(obj: Arc<{{ r.type_name }}>, state: Arc<State>) -> Result<Action> {
     let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
-    let result = state.ctx.bounded(reconcile_through_finalizer(obj, &state)).await;
+    let result = match state.ctx.bounded(reconcile_through_finalizer(obj.clone(), &state)).await {
+        // Cut short before it could show: shown now, within a time limit of its own.
+        Err(err @ Error::Timeout(_)) => state.ctx.bounded(report_failure(&obj, &state, err)).await,
+        result => result,
+    };
     timer.finish(&result, state.ctx.settings.sync_period);
     result
+}
+
+/// The client of `obj`'s own {{ r.kind }}s.
+{%- if r.namespaced %}
+fn api_of(obj: &{{ r.type_name }}, state: &State) -> Result<Api<{{ r.type_name }}>> {
+    let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
+    Ok(Api::namespaced(state.ctx.client.clone(), &namespace))
+}
+{%- else %}
+fn api_of(_obj: &{{ r.type_name }}, state: &State) -> Result<Api<{{ r.type_name }}>> {
+    Ok(Api::all(state.ctx.client.clone()))
+}
+{%- endif %}
+
+/// Shows a failure in `obj`'s status (`Ready=False`) and as a Warning event, as `apply` and
+/// `cleanup` show theirs, and returns it for the retry.
+async fn report_failure(obj: &{{ r.type_name }}, state: &State, err: Error) -> Result<Action> {
+    let status = failed_status(obj, &err);
+    let api = api_of(obj, state)?;
+    let reported = state.ctx.report(&api, obj, obj.status.as_ref(), &status, false, FIELD_MANAGER, Err(err));
+    reported.await.map(|(action, _): (Action, Action)| action)
 }
 
 /// Reconciles one {{ r.kind }} through the finalizer: `apply` while it lives, `cleanup` once
 /// it is being deleted.
 async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State) -> Result<Action> {
-{%- if r.namespaced %}
-    let namespace = obj.namespace().ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let api: Api<{{ r.type_name }}> = Api::namespaced(state.ctx.client.clone(), &namespace);
-{%- else %}
-    let api: Api<{{ r.type_name }}> = Api::all(state.ctx.client.clone());
-{%- endif %}
+    let api = api_of(&obj, state)?;
     let reconciled = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &api, state).await,
@@ -28,12 +48,13 @@ async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State)
         // Delete events) reads the object from a cache that still shows it: the change fails,
         // and the object is gone, or still there without the finalizer (a foreground deletion,
         // another finalizer). Nothing is left to do, and no error for the metrics to count.
+        // Otherwise the change was refused (an admission webhook or policy): that shows.
         Err(err @ (kube::runtime::finalizer::Error::AddFinalizer(_) | kube::runtime::finalizer::Error::RemoveFinalizer(_))) => {
             let removing = matches!(err, kube::runtime::finalizer::Error::RemoveFinalizer(_));
             let fresh = api.get_opt(&obj.name_any()).await?;
             let ours = fresh.as_ref().is_some_and(|fresh| fresh.finalizers().iter().any(|f| f == FINALIZER));
             if fresh.is_some() && ours == removing {
-                return Err(Error::Finalizer(Box::new(err)));
+                return report_failure(&obj, state, Error::Finalizer(Box::new(err))).await;
             }
             Action::await_change()
         }

@@ -192,8 +192,10 @@ async fn {{ r.kind_snake }}_runs_as_a_deployment_and_a_service() {
     assert!(deployments.get_opt("web-deployment").await.unwrap().is_none());
     assert!(services.get_opt("web-service").await.unwrap().is_none());
 
+    a_refused_finalizer_shows_in_the_status(&client, &apps, sample("held")).await;
     rollout_is_judged_as_kubectl_rollout_status_does(&client).await;
 }
+{% include "_partials/envtest_finalizer_refused.rs" %}
 
 /// Ready only once the Deployment controller has seen the current spec and every replica is
 /// updated and available; a stuck rollout shows the Deployment's own reason and message.

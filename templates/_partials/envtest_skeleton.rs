@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
+use serde_json::json;
 
 use {{ project.crate_name }}::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Spec};
 use {{ project.crate_name }}::controller::{{ r.controller_rust_path }} as controller;
@@ -36,9 +37,9 @@ async fn start() -> Option<(ControlPlane, Client)> {
 async fn {{ r.kind_snake }}_is_reconciled_and_finalized() {
     let Some((_cp, client)) = start().await else { return };
 {%- if r.namespaced %}
-    let api: Api<{{ r.type_name }}> = Api::namespaced(client, "default");
+    let api: Api<{{ r.type_name }}> = Api::namespaced(client.clone(), "default");
 {%- else %}
-    let api: Api<{{ r.type_name }}> = Api::all(client);
+    let api: Api<{{ r.type_name }}> = Api::all(client.clone());
 {%- endif %}
     let spec = {{ r.kind }}Spec { foo: "bar".into() };
     api.create(&PostParams::default(), &{{ r.type_name }}::new("sample", spec)).await.unwrap();
@@ -53,4 +54,8 @@ async fn {{ r.kind_snake }}_is_reconciled_and_finalized() {
 
     api.delete("sample", &DeleteParams::default()).await.unwrap();
     eventually("the {{ r.kind }} gone", || async { api.get_opt("sample").await.unwrap().is_none().then_some(()) }).await;
+
+    let held = {{ r.type_name }}::new("held", {{ r.kind }}Spec { foo: "bar".into() });
+    a_refused_finalizer_shows_in_the_status(&client, &api, held).await;
 }
+{% include "_partials/envtest_finalizer_refused.rs" %}

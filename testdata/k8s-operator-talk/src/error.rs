@@ -84,6 +84,15 @@ impl Error {
     pub fn message(&self) -> String {
         match self.cause() {
             Error::Kube(kube::Error::Api(status)) => status.message.clone(),
+            Error::Finalizer(err) => match err.as_ref() {
+                finalizer::Error::AddFinalizer(kube::Error::Api(status)) => {
+                    format!("adding the finalizer: {}", status.message)
+                }
+                finalizer::Error::RemoveFinalizer(kube::Error::Api(status)) => {
+                    format!("removing the finalizer: {}", status.message)
+                }
+                _ => err.to_string(),
+            },
             other => other.to_string(),
         }
     }

@@ -42,11 +42,12 @@ pub const FINALIZER: &str = "applications.minetto.dev/finalizer";
 /// config/rbac/role.yaml, and the envtest suite runs the controller with exactly these.
 /// A new permission goes here.
 pub const RBAC: &[Rule] = &[
-    // Watched; the finalizer is added and removed with a patch.
+    // Watched; the finalizer is added and removed with a patch, and when that fails, one GET
+    // tells whether the object is gone or the change was refused.
     Rule {
         api_groups: &["minetto.dev"],
         resources: &["applications"],
-        verbs: &["list", "watch", "patch"],
+        verbs: &["get", "list", "watch", "patch"],
     },
     Rule {
         api_groups: &["minetto.dev"],
@@ -182,21 +183,48 @@ pub fn error_policy(
 /// Reconciles one Application, timed and counted in the metrics.
 pub async fn reconcile(obj: Arc<Application>, state: Arc<State>) -> Result<Action> {
     let timer = state.ctx.metrics.reconcile_started(CONTROLLER);
-    let result = state
+    let result = match state
         .ctx
-        .bounded(reconcile_through_finalizer(obj, &state))
-        .await;
+        .bounded(reconcile_through_finalizer(obj.clone(), &state))
+        .await
+    {
+        // Cut short before it could show: shown now, within a time limit of its own.
+        Err(err @ Error::Timeout(_)) => state.ctx.bounded(report_failure(&obj, &state, err)).await,
+        result => result,
+    };
     timer.finish(&result, state.ctx.settings.sync_period);
     result
+}
+
+/// The client of `obj`'s own Applications.
+fn api_of(obj: &Application, state: &State) -> Result<Api<Application>> {
+    let namespace = obj
+        .namespace()
+        .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
+    Ok(Api::namespaced(state.ctx.client.clone(), &namespace))
+}
+
+/// Shows a failure in `obj`'s status (`Ready=False`) and as a Warning event, as `apply` and
+/// `cleanup` show theirs, and returns it for the retry.
+async fn report_failure(obj: &Application, state: &State, err: Error) -> Result<Action> {
+    let status = failed_status(obj, &err);
+    let api = api_of(obj, state)?;
+    let reported = state.ctx.report(
+        &api,
+        obj,
+        obj.status.as_ref(),
+        &status,
+        false,
+        FIELD_MANAGER,
+        Err(err),
+    );
+    reported.await.map(|(action, _): (Action, Action)| action)
 }
 
 /// Reconciles one Application through the finalizer: `apply` while it lives, `cleanup` once
 /// it is being deleted.
 async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Result<Action> {
-    let namespace = obj
-        .namespace()
-        .ok_or_else(|| Error::MissingNamespace(obj.name_any()))?;
-    let api: Api<Application> = Api::namespaced(state.ctx.client.clone(), &namespace);
+    let api = api_of(&obj, state)?;
     let reconciled = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &api, state).await,
@@ -209,6 +237,7 @@ async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Re
         // Delete events) reads the object from a cache that still shows it: the change fails,
         // and the object is gone, or still there without the finalizer (a foreground deletion,
         // another finalizer). Nothing is left to do, and no error for the metrics to count.
+        // Otherwise the change was refused (an admission webhook or policy): that shows.
         Err(
             err @ (kube::runtime::finalizer::Error::AddFinalizer(_)
             | kube::runtime::finalizer::Error::RemoveFinalizer(_)),
@@ -219,7 +248,7 @@ async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Re
                 .as_ref()
                 .is_some_and(|fresh| fresh.finalizers().iter().any(|f| f == FINALIZER));
             if fresh.is_some() && ours == removing {
-                return Err(Error::Finalizer(Box::new(err)));
+                return report_failure(&obj, state, Error::Finalizer(Box::new(err))).await;
             }
             Action::await_change()
         }
@@ -392,22 +421,10 @@ fn describe<K: Resource<DynamicType = ()>>(
 /// `--cascade=orphan`. Their owner references would make the garbage collector delete them
 /// too; deleting them here makes cleanup visible in events and independent of the collector.
 /// A failure shows in the status, which a Application being deleted still has.
-async fn cleanup(obj: &Application, api: &Api<Application>, state: &State) -> Result<Action> {
+async fn cleanup(obj: &Application, _api: &Api<Application>, state: &State) -> Result<Action> {
     let deleted = match delete_children(obj, state).await {
         Ok(deleted) => deleted,
-        Err(err) => {
-            let status = failed_status(obj, &err);
-            let reported = state.ctx.report(
-                api,
-                obj,
-                obj.status.as_ref(),
-                &status,
-                false,
-                FIELD_MANAGER,
-                Err(err),
-            );
-            return reported.await.map(|(action, _): (Action, Action)| action);
-        }
+        Err(err) => return report_failure(obj, state, err).await,
     };
     info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
     if !deleted.is_empty() {
@@ -1255,7 +1272,7 @@ mod tests {
     /// A reconcile queued behind the cleanup (by the children's Delete events) reads the object
     /// from a cache that still shows the finalizer: its removal fails, and the object is gone,
     /// or (a foreground deletion) still there without it. Neither is an error; the finalizer
-    /// still there is.
+    /// still there is, and shows in the status and as a Warning event.
     #[tokio::test]
     async fn a_deletion_already_done_is_no_error() {
         let mut obj = fixture(true);
@@ -1268,10 +1285,15 @@ mod tests {
             (Reply::Json(200, json(&waiting)), true),
             (Reply::Json(200, json(&obj)), false),
         ] {
-            let expected = vec![
+            let mut expected = vec![
                 ("PATCH", OBJECT.into(), invalid()),
                 ("GET", OBJECT.into(), fresh),
             ];
+            if !done {
+                // Still there with the finalizer: the removal was refused, and that shows.
+                expected.push(("PATCH", STATUS.into(), Reply::Json(200, json(&obj))));
+                expected.push(("POST", EVENTS.into(), Reply::Echo));
+            }
             let (result, _) = run(obj.clone(), vec![], vec![], expected).await;
             assert_eq!(result.is_ok(), done, "{result:?}");
         }
