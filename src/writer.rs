@@ -90,6 +90,13 @@ pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'
         let action = match (existing, policy) {
             (None, policy) if policy.removes() => continue,
             (Some(_), Policy::RemoveOutput) => Action::Remove,
+            // An opsdk list the user added entries to is theirs too: it goes with `--force`.
+            (Some(bytes), Policy::RemoveGenerated)
+                if extended_by_user(&bytes, file) && force == Force::Off =>
+            {
+                changed.push(file.path.display().to_string());
+                continue;
+            }
             (Some(bytes), Policy::RemoveGenerated) if first_line_has_marker(&bytes) => {
                 Action::Remove
             }

@@ -200,3 +200,22 @@ fn a_changed_webhook_file_is_kept_unless_forced() {
     let (_tmp2, expected) = project(&[APPLICATION], &[]);
     assert_eq!(snapshot(&dir), snapshot(&expected));
 }
+
+/// config/webhook/kustomization.yaml with an entry the user added goes with the last webhook
+/// only with `--force`: kept and named otherwise, as a changed file is.
+#[test]
+fn a_webhook_kustomization_the_user_extended_is_kept_unless_forced() {
+    let (_tmp, dir) = project(&[APPLICATION], &[with(APPLICATION, &[VALIDATION])]);
+    let file = "config/webhook/kustomization.yaml";
+    let text = read(&dir, file).replace("- service.yaml\n", "- service.yaml\n- webhook_pdb.yaml\n");
+    assert!(text.contains("webhook_pdb.yaml"), "{text}");
+    std::fs::write(dir.join(file), text).unwrap();
+    let mut cmd = delete_webhook_cmd(&dir, APPLICATION);
+    assert_refused(
+        &dir,
+        &mut cmd,
+        "refusing to remove files you changed since opsdk wrote them: config/webhook/kustomization.yaml (kept)",
+    );
+    delete_webhook(&dir, &with(APPLICATION, &["--force"]));
+    assert!(!dir.join(file).exists());
+}
