@@ -103,6 +103,10 @@ pub struct EditArgs {
     /// Copyright owner (LICENSE, Cargo.toml's `authors`)
     #[arg(long)]
     pub owner: Option<String>,
+    /// Accepted for kubebuilder's habit: every opsdk project lays each group out apart
+    /// (src/api/<group>/<version>), as kubebuilder's multigroup layout does
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub multigroup: Option<bool>,
     /// Add optional parts, comma-separated: `helm` (a Helm chart under dist/chart, regenerated
     /// by every later command)
     #[arg(long, value_delimiter = ',', value_name = "PLUGIN")]

@@ -1,5 +1,5 @@
 //! `opsdk edit`: changes a project-wide setting (`--namespaced`, `--license`, `--owner`,
-//! `--plugins`) of an existing project, through the same pipeline as the other commands:
+//! `--plugins`; `--multigroup` is accepted and changes nothing) of an existing project, through the same pipeline as the other commands:
 //! PROJECT with the new setting -> Context -> render -> Plan -> check -> write.
 //!
 //! What a setting changes follows from the templates, never from a list kept here: every
@@ -46,7 +46,9 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
     }
     super::regenerate(root, &ctx, &project, &mut plan)?;
 
-    let next = if project == old {
+    let next = if project == old && args.multigroup.is_some() {
+        "opsdk projects are always multi-group (src/api/<group>/<version>): nothing to change."
+    } else if project == old {
         "PROJECT already had these settings: nothing to change."
     } else if project.plugins.helm.is_some() && old.plugins.helm.is_none() {
         HELM_NEXT
@@ -85,9 +87,16 @@ fn apply(old: &Project, args: &EditArgs) -> Result<Project> {
         project.plugins = plugins::enable(&project.plugins, &args.plugins)?;
         given = true;
     }
+    match args.multigroup {
+        Some(true) => given = true,
+        Some(false) => bail!(
+            "--multigroup=false: opsdk has no single-group layout; every project keeps each group apart (src/api/<group>/<version>)\nhelp: leave --multigroup out; a kind created without --group keeps the domain as its group (src/api/<version>)"
+        ),
+        None => {}
+    }
     if !given {
         bail!(
-            "nothing to edit: no setting given\nhelp: pass --namespaced[=false], --license, --owner or --plugins"
+            "nothing to edit: no setting given\nhelp: pass --namespaced[=false], --license, --owner, --plugins or --multigroup"
         );
     }
     Ok(project)

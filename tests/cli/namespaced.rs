@@ -291,3 +291,19 @@ fn an_edit_to_the_settings_the_project_has_changes_nothing() {
     );
     assert_eq!(snapshot(&dir), before);
 }
+
+/// kubebuilder's `edit --multigroup` is taken for the layout every opsdk project has;
+/// `--multigroup=false`, a layout opsdk does not have, is refused.
+#[test]
+fn multigroup_is_the_layout_every_project_has() {
+    let (_tmp, dir) = article(false);
+    let before = snapshot(&dir);
+    let said = edit(&dir, &["--multigroup"]);
+    assert!(said.contains("always multi-group"), "{said}");
+    assert_eq!(snapshot(&dir), before);
+    assert_refused(
+        &dir,
+        &mut edit_cmd(&dir, &["--multigroup=false"]),
+        "opsdk has no single-group layout",
+    );
+}
