@@ -125,6 +125,8 @@ pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'
             // `--force` replaces only what cannot be merged: a file that merges keeps the
             // user's changes even then.
             (Some(bytes), Policy::Replace) => match merge_into(&bytes, file) {
+                // opsdk's change is already there: nothing to write, nothing to say.
+                Ok(text) if text.as_bytes() == bytes.as_slice() => Action::Unchanged,
                 Ok(text) => {
                     merged = Some(text);
                     Action::Merge
@@ -145,6 +147,8 @@ pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'
                 Action::Update
             }
             (Some(bytes), Policy::Refresh) => match merge_into(&bytes, file) {
+                // opsdk's change is already there: nothing to write, nothing to say.
+                Ok(text) if text.as_bytes() == bytes.as_slice() => Action::Unchanged,
                 Ok(text) => {
                     merged = Some(text);
                     Action::Merge

@@ -389,3 +389,25 @@ fn the_readme_gains_and_loses_its_sections_unless_the_user_changed_it() {
     assert!(out.contains("keep README.md (changed by you"), "{out}");
     assert_eq!(read(&mine, "README.md"), edited);
 }
+
+/// A list the user extended that the command leaves as it is goes unmentioned: only files
+/// whose bytes change are named.
+#[test]
+fn a_list_the_command_does_not_change_is_not_named() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    let frigate = ["--group", "ship", "--version", "v1", "--kind", "Frigate"];
+    create_api(
+        &dir,
+        &[&frigate[..], &["--resource", "--controller"]].concat(),
+    );
+    let rbac = "config/rbac/kustomization.yaml";
+    let extended = format!("{}- my_role.yaml\n", read(&dir, rbac));
+    std::fs::write(dir.join(rbac), &extended).unwrap();
+    let said = create_webhook(
+        &dir,
+        &[&frigate[..], &["--programmatic-validation"]].concat(),
+    );
+    assert!(!said.contains(rbac), "{said}");
+    assert_eq!(read(&dir, rbac), extended);
+}

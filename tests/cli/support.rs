@@ -165,6 +165,12 @@ pub fn go_tool(versioned: &str, bin: &str, package: &str, dir: &Path) -> PathBuf
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
     let out = cache.join("opsdk").join(versioned);
+    // One install at a time in this process: the tests that need a tool start together, and
+    // would share the folder below (the second finds Go's build cache warm).
+    static INSTALLS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALLS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     // Installed into a folder of its own, then renamed: concurrent runs never see half a binary.
     let partial = out.join(format!(".partial-{}", std::process::id()));
     std::fs::create_dir_all(&partial).unwrap();

@@ -163,7 +163,7 @@ missing from an older values.yaml never breaks them.
   "manager.healthProbe.port" 8081
   "manager.podSecurityContext" (dict "runAsNonRoot" true "seccompProfile" (dict "type" "RuntimeDefault"))
   "manager.securityContext" (dict "allowPrivilegeEscalation" false "readOnlyRootFilesystem" true "runAsNonRoot" true "runAsUser" 65532 "capabilities" (dict "drop" (list "ALL")))
-  "manager.resources" (dict "requests" (dict "cpu" "10m" "memory" "32Mi") "limits" (dict "cpu" "500m" "memory" "128Mi"))
+  "manager.resources" (dict "requests" (dict "cpu" "10m" "memory" "64Mi") "limits" (dict "cpu" "500m" "memory" "128Mi"))
   "manager.affinity" dict
   "manager.nodeSelector" dict
   "manager.tolerations" list
