@@ -10,7 +10,9 @@ use crate::plan::Plan;
 const FILE: &str = "config/rbac/kustomization.yaml";
 const HELPER_ROLES: [&str; 3] = ["_admin_role.yaml", "_editor_role.yaml", "_viewer_role.yaml"];
 
-/// Comments out, in the planned file, the helper roles' lines the file on disk has commented.
+/// Comments out, in the planned file, the helper roles' lines the file on disk has commented;
+/// in what opsdk wrote before (`previous`) too, so that a commented line is no change of the
+/// user's to keep: it goes with its kind (`delete api`).
 pub fn keep_commented_roles(root: &Path, plan: &mut Plan) {
     let Ok(current) = std::fs::read_to_string(root.join(FILE)) else {
         return;
@@ -27,14 +29,16 @@ pub fn keep_commented_roles(root: &Path, plan: &mut Plan) {
     if commented.is_empty() {
         return;
     }
-    file.contents = file
-        .contents
-        .lines()
-        .map(|line| match commented.contains(line.trim()) {
-            true => format!("#{line}\n"),
-            false => format!("{line}\n"),
-        })
-        .collect();
+    let comment_out = |text: &str| -> String {
+        text.lines()
+            .map(|line| match commented.contains(line.trim()) {
+                true => format!("#{line}\n"),
+                false => format!("{line}\n"),
+            })
+            .collect()
+    };
+    file.contents = comment_out(&file.contents);
+    file.previous = file.previous.as_deref().map(comment_out);
 }
 
 #[cfg(test)]

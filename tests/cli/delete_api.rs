@@ -285,3 +285,28 @@ fn a_namespaced_project_that_grows_and_shrinks_passes_its_own_checks() {
     create_api(&dir, &config_map);
     passes_its_own_checks_with(&dir, &["test"]);
 }
+
+/// A kind's helper role the user commented out in config/rbac/kustomization.yaml goes with
+/// the kind; another kind's commented line stays commented.
+#[test]
+fn a_commented_role_line_goes_with_its_kind() {
+    let (_tmp, dir) = project_with(&[APPLICATION, WIDGET]);
+    let file = "config/rbac/kustomization.yaml";
+    let text = read(&dir, file)
+        .replace(
+            "- batch_widget_admin_role.yaml",
+            "#- batch_widget_admin_role.yaml",
+        )
+        .replace(
+            "- application_viewer_role.yaml",
+            "#- application_viewer_role.yaml",
+        );
+    std::fs::write(dir.join(file), text).unwrap();
+    delete_api(&dir, WIDGET);
+    let after = read(&dir, file);
+    assert!(!after.contains("widget"), "{after}");
+    assert!(
+        after.contains("\n#- application_viewer_role.yaml\n"),
+        "{after}"
+    );
+}
