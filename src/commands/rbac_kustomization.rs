@@ -29,16 +29,18 @@ pub fn keep_commented_roles(root: &Path, plan: &mut Plan) {
     if commented.is_empty() {
         return;
     }
-    let comment_out = |text: &str| -> String {
-        text.lines()
-            .map(|line| match commented.contains(line.trim()) {
-                true => format!("#{line}\n"),
-                false => format!("{line}\n"),
-            })
-            .collect()
-    };
-    file.contents = comment_out(&file.contents);
-    file.previous = file.previous.as_deref().map(comment_out);
+    file.contents = comment_out(&file.contents, &commented);
+    file.previous = (file.previous.as_deref()).map(|text| comment_out(text, &commented));
+}
+
+/// `text` with each line `commented` holds commented out.
+fn comment_out(text: &str, commented: &HashSet<&str>) -> String {
+    text.lines()
+        .map(|line| match commented.contains(line.trim()) {
+            true => format!("#{line}\n"),
+            false => format!("{line}\n"),
+        })
+        .collect()
 }
 
 #[cfg(test)]
