@@ -54,6 +54,13 @@ pub(super) fn spokes(
         );
     }
     for spoke in &args.spoke {
+        if spoke.is_empty() {
+            bail!(
+                "--spoke holds an empty version\nhelp: name the versions that convert through {} (kind {kind}'s other versions: {})",
+                hub.version,
+                others.join(", ")
+            );
+        }
         if *spoke == hub.version {
             bail!(
                 "{spoke} cannot be both the hub and a spoke\nhelp: drop {spoke} from --spoke; the spokes are the other versions ({})",

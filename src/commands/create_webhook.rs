@@ -104,7 +104,13 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     };
     // Each named spoke's conversion functions, next to its types.
     let mut conversion_files = Vec::new();
+    let mut named: Vec<&String> = Vec::new();
     for spoke in args.conversion.then_some(&args.spoke).into_iter().flatten() {
+        // `--spoke v2,v2` names one spoke.
+        if named.contains(&spoke) {
+            continue;
+        }
+        named.push(spoke);
         let spoke = project
             .resources
             .iter()

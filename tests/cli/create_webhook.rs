@@ -284,6 +284,10 @@ fn bad_conversion_requests_are_refused_and_change_nothing() {
         (&["--conversion"], "--conversion needs the versions"),
         (&["--conversion", "--spoke", "v3"], "no version \"v3\""),
         (
+            &["--conversion", "--spoke", ""],
+            "--spoke holds an empty version",
+        ),
+        (
             &["--conversion", "--spoke", "v1", "--spoke", "v2"],
             "cannot be both the hub and a spoke",
         ),
@@ -295,11 +299,13 @@ fn bad_conversion_requests_are_refused_and_change_nothing() {
         let request = cruiser("v1", extra);
         webhook_refused(&dir, &strs(&request), needle);
     }
+    // A spoke named twice is one spoke: its file is named once.
     let request = cruiser(
         "v1",
-        &["--conversion", "--spoke", "v1alpha1", "--spoke", "v2"],
+        &["--conversion", "--spoke", "v1alpha1", "--spoke", "v2,v2"],
     );
-    create_webhook(&dir, &strs(&request));
+    let said = create_webhook(&dir, &strs(&request));
+    assert_eq!(said.matches("cruiser_conversion.rs").count(), 4, "{said}");
     webhook_refused(&dir, &strs(&request), "already has a conversion webhook");
     let other = cruiser("v2", &["--conversion", "--spoke", "v1"]);
     webhook_refused(&dir, &strs(&other), "already converts through v1");
