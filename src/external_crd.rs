@@ -50,13 +50,17 @@ impl ExternalCrd {
         if spec.names.kind != kind
             || !(group.is_empty() || group == spec.group || group == first_label)
         {
+            let asked = match group.is_empty() {
+                true => kind.to_string(),
+                false => format!("{group} {kind}"),
+            };
             bail!(
-                "{} defines {} {}, not {kind}\nhelp: pass --group {} --kind {}",
+                "{} defines {} {}, not {asked}\nhelp: pass --group {first_label} --kind {} (or --group {})",
                 file.display(),
                 spec.group,
                 spec.names.kind,
-                spec.group,
-                spec.names.kind
+                spec.names.kind,
+                spec.group
             );
         }
         if !spec.versions.iter().any(|v| v.name == version) {

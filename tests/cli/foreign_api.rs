@@ -128,7 +128,7 @@ fn an_external_crd_that_does_not_match_the_flags_is_refused() {
     let restore = flags("Restore", "v1beta1");
     refused(
         &restore.each_ref().map(String::as_str),
-        "help: pass --group storage.example.com --kind Backup",
+        "help: pass --group storage --kind Backup (or --group storage.example.com)",
     );
     let v1 = flags("Backup", "v1");
     refused(
@@ -149,6 +149,13 @@ fn an_external_crd_that_does_not_match_the_flags_is_refused() {
     refused(
         &args("--version v1 --kind Backup --resource=false --external-api-crd missing.yaml"),
         "reading --external-api-crd missing.yaml",
+    );
+    let other_group = format!(
+        "--group foo --version v1beta1 --kind Backup --resource=false --external-api-crd {BACKUP_CRD}"
+    );
+    refused(
+        &args(&other_group),
+        "defines storage.example.com Backup, not foo Backup\nhelp: pass --group storage --kind Backup",
     );
 
     // CRDs the API server would not serve, kopium cannot read, or of the project's own API.
