@@ -179,7 +179,7 @@ mod tests {
         assert!(
             wrong_kind
                 .to_string()
-                .contains("help: pass --group storage.example.com --kind Backup")
+                .contains("help: pass --group storage --kind Backup")
         );
         let wrong_version = ExternalCrd::read(path, "", "v1", "Backup").err().unwrap();
         assert!(wrong_version.to_string().contains("one of v1beta1"));
