@@ -27,7 +27,7 @@ use crate::api::{Condition, ready_status, set_condition};
 use crate::metrics::ReadyCounts;
 use crate::context::retry_key;
 use crate::watches::Relist;
-use crate::controller::children::{Children, MANAGED_BY, Outcome};
+use crate::controller::children::{Children, MANAGED_BY, Outcome, controller_of};
 use crate::controller::rollout::{Rollout, rollout};
 use crate::rbac::Rule;
 use crate::{Context, Error, Result, watches};

@@ -64,8 +64,9 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     let cache = reader.clone();
     let controller = Controller::for_stream(objects, reader)
 {%- if r.deploy_image %}
-        .owns_stream(deployment_changes)
-        .owns_stream(service_changes)
+        // Each child wakes the {{ r.kind }} controlling it, whichever version made it.
+        .watches_stream(deployment_changes, |d| controller_of::<{{ r.type_name }}>(&d))
+        .watches_stream(service_changes, |s| controller_of::<{{ r.type_name }}>(&s))
 {%- endif %}
         .with_config(config)
         // Every watch above already waits out its own failures; kube's default here would

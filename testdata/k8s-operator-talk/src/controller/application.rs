@@ -24,7 +24,7 @@ use tracing::{info, warn};
 use crate::api::v1alpha1::{Application, ApplicationStatus};
 use crate::api::{Condition, ready_status, set_condition};
 use crate::context::retry_key;
-use crate::controller::children::{Children, MANAGED_BY, Outcome};
+use crate::controller::children::{Children, MANAGED_BY, Outcome, controller_of};
 use crate::controller::rollout::{Rollout, rollout};
 use crate::metrics::ReadyCounts;
 use crate::rbac::Rule;
@@ -135,8 +135,9 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     });
     let cache = reader.clone();
     let controller = Controller::for_stream(objects, reader)
-        .owns_stream(deployment_changes)
-        .owns_stream(service_changes)
+        // Each child wakes the Application controlling it, whichever version made it.
+        .watches_stream(deployment_changes, |d| controller_of::<Application>(&d))
+        .watches_stream(service_changes, |s| controller_of::<Application>(&s))
         .with_config(config)
         // Every watch above already waits out its own failures; kube's default here would
         // add up to 30 s more after an API server outage.

@@ -30,6 +30,7 @@ mod drift;
 mod owned;
 
 pub use drift::contains;
+pub use owned::controller_of;
 use drift::unset_foreign_keys;
 
 use crate::controller::compact::{self, CompactStore, CompactWriter};

@@ -8,8 +8,32 @@
 //! name is taken by an object left out is found by the API server's 409 on its create, and
 //! reported as a conflict.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::Event;
 use kube::{Resource, ResourceExt};
+
+/// Whether `reference` names an object of `group` and `kind`, in any version.
+fn names(reference: &OwnerReference, group: &str, kind: &str) -> bool {
+    let referenced_group = (reference.api_version.rsplit_once('/')).map_or("", |(group, _)| group);
+    reference.kind == kind && referenced_group == group
+}
+
+/// The object of kind `O` that controls `child`, whichever version its owner reference names:
+/// the one the controller had when it created the child. kube's `owns` maps a reference of the
+/// controller's own version only, so once the controller moves to another version of its kind,
+/// the children it made before would no longer wake it.
+pub fn controller_of<O: Resource<DynamicType = ()>>(child: &impl Resource) -> Option<ObjectRef<O>> {
+    let owner = (child.owner_references().iter()).find(|o| o.controller == Some(true))?;
+    if !names(owner, &O::group(&()), &O::kind(&())) {
+        return None;
+    }
+    let reference = ObjectRef::new(&owner.name);
+    Some(match child.namespace() {
+        Some(namespace) => reference.within(&namespace),
+        None => reference,
+    })
+}
 
 /// The API group and kind of the owner, and the name its controller gives a child from the
 /// owner's name. An owner reference also names a version, which can be any the kind serves
@@ -32,13 +56,8 @@ impl Owner {
 
     fn controls(&self, child: &impl Resource) -> bool {
         child.owner_references().iter().any(|o| {
-            let group = o
-                .api_version
-                .rsplit_once('/')
-                .map_or("", |(group, _)| group);
             o.controller == Some(true)
-                && o.kind == self.kind
-                && group == self.group
+                && names(o, &self.group, &self.kind)
                 && child.meta().name.as_deref() == Some((self.child_name)(&o.name).as_str())
         })
     }
@@ -83,6 +102,29 @@ mod tests {
             ..OwnerReference::default()
         }]);
         d
+    }
+
+    #[test]
+    fn a_child_wakes_its_controller_whichever_version_made_it() {
+        use kube::runtime::reflector::ObjectRef;
+
+        use super::controller_of;
+
+        // Deployments (group apps) stand for the controller's kind here.
+        let expected = ObjectRef::<Deployment>::new("x").within("ns");
+        for version in ["apps/v1", "apps/v1beta2"] {
+            let mut child = deployment(version, "Deployment", true);
+            child.metadata.namespace = Some("ns".into());
+            assert_eq!(controller_of::<Deployment>(&child), Some(expected.clone()));
+        }
+        for other in [
+            deployment("apps/v1", "Deployment", false),
+            deployment("apps/v1", "ReplicaSet", true),
+            deployment("extensions/v1beta1", "Deployment", true),
+            Deployment::default(),
+        ] {
+            assert_eq!(controller_of::<Deployment>(&other), None);
+        }
     }
 
     #[test]
