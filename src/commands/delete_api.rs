@@ -5,7 +5,9 @@
 //! what `create api` renders for the resource, minus the paths a remaining version of the kind
 //! renders too (its roles, controller and tests). Each is removed only while it still holds
 //! what the template renders for it today; a file the user changed is kept and named, and the
-//! command refuses unless `--force`. Every opsdk file is then re-rendered from PROJECT without
+//! command refuses unless `--force`. A kind's controller outlives the version that held it: it
+//! moves, with its suite, to the version etcd stores, rendered for it and merged into the
+//! user's changes (`Policy::Replace`). Every opsdk file is then re-rendered from PROJECT without
 //! the resource, opsdk files nothing needs any more are removed (the rollout module with the
 //! last deploy-image kind), and so is the CRD `make manifests` wrote for the kind, which no
 //! longer matches the Rust types. The writer checks the whole plan before touching the disk.
@@ -19,7 +21,7 @@ use super::webhook_outputs;
 use crate::cli::{ApiArgs, DeleteApiArgs};
 use crate::context::{ProjectContext, ResourceContext};
 use crate::external_crd::ExternalCrd;
-use crate::plan::{Plan, Policy};
+use crate::plan::{Plan, PlannedFile, Policy};
 use crate::project_file::{self, Project, Resource};
 use crate::render::{Scope, render};
 use crate::writer::Force;
@@ -46,6 +48,11 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
             hub.webhooks = None;
         }
     }
+    let foreign = resource.external || resource.builtin().is_some();
+    let moved_to = match resource.controller && !foreign {
+        true => move_controller(&mut project, &resource),
+        false => None,
+    };
     let remaining: Vec<&Resource> = project
         .resources
         .iter()
@@ -73,10 +80,39 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     if !resource_ctx.hub.is_empty() && resource_ctx.hub != resource.version {
         own.extend(render(Scope::Conversion, &old_ctx, Some(&resource_ctx))?.files);
     }
-    for file in own {
-        if !shared.contains(&file.path) {
-            plan.remove(file.path, file.contents, Policy::Remove, file.verbatim);
+    // The controller and its suite, moved: rendered for the version they move to, and written
+    // over what opsdk wrote for this one (merged into a file the user changed).
+    let moved = match &moved_to {
+        Some(target) => {
+            let new_ctx = ProjectContext::new(&project);
+            let target_ctx = ResourceContext::new(&project, target);
+            render(Scope::Resource, &new_ctx, Some(&target_ctx))?.files
         }
+        None => Vec::new(),
+    };
+    let mut before = Plan::default();
+    for file in own {
+        match moved.iter().find(|m| m.path == file.path) {
+            Some(after) if after.contents != file.contents => before.add(file),
+            Some(_) => {}
+            None if !shared.contains(&file.path) => {
+                plan.remove(file.path, file.contents, Policy::Remove, file.verbatim)
+            }
+            None => {}
+        }
+    }
+    // `previous` is compared with the file on disk, as rustfmt wrote it.
+    crate::format::rust_files(root, &mut before)?;
+    for file in before.files {
+        let after = moved
+            .iter()
+            .find(|m| m.path == file.path)
+            .expect("moved above");
+        plan.add(PlannedFile {
+            policy: Policy::Replace,
+            previous: Some(file.contents),
+            ..after.clone()
+        });
     }
     // `make manifests` wrote the kind's CRD with every version; it is stale either way, and
     // `make manifests` writes it again for the versions left.
@@ -111,7 +147,6 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     super::regenerate(root, &new_ctx, &project, &mut plan)?;
     super::refresh_readme(&old, &project, &mut plan)?;
 
-    let foreign = resource.external || resource.builtin().is_some();
     let next = if foreign {
         format!(
             "Controller for {} {} deleted. Next:\n  make manifests && cargo build && cargo test{}",
@@ -128,14 +163,12 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         )
     } else {
         let versions: Vec<&str> = remaining.iter().map(|r| r.version.as_str()).collect();
-        let controller_gone = if resource.controller {
-            let group = group_flag(&resource.group);
-            format!(
-                "\nThe kind's controller and its suite were {}'s and went with it: to reconcile {} again,\n  opsdk create api {group}--version {} --kind {} --resource=false --controller",
-                resource.version, resource.kind, versions[0], resource.kind
-            )
-        } else {
-            String::new()
+        let controller_gone = match &moved_to {
+            Some(target) => format!(
+                "\nThe kind's controller and its suite now use {} (src/controller, tests): check that they build against its types.",
+                target.version
+            ),
+            None => String::new(),
         };
         format!(
             "API {} {} deleted; the kind keeps {}. Next: `make manifests` writes {} again, then\n  cargo build && cargo test{controller_gone}",
@@ -147,6 +180,18 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     };
     let force = if args.force { Force::On } else { Force::Off };
     super::finish(root, plan, force, args.dry_run, &next)
+}
+
+/// Gives `resource`'s controller to the version of its kind that etcd stores once `resource`
+/// is gone (kubebuilder keeps one controller per kind, whatever its versions), with the
+/// Deployment+Service setting it was made with. Returns that version, or `None` with none left.
+fn move_controller(project: &mut Project, resource: &Resource) -> Option<Resource> {
+    let storage = project.storage_of(resource)?.version.clone();
+    let target =
+        (project.resources.iter_mut()).find(|r| r.same_kind(resource) && r.version == storage)?;
+    target.controller = true;
+    target.deploy_image = resource.deploy_image;
+    Some(target.clone())
 }
 
 /// Another project's kind: the types kopium made from its CRD (removed while they are what

@@ -1,5 +1,5 @@
 //! A project over time: `--force` rewrites a kind as PROJECT records it, a later version takes
-//! the kind's scope, `delete api` says what went with a version, a helper role left out stays
+//! the kind's scope, `delete api` moves a kind's controller to the version that stays, a helper role left out stays
 //! out, and no project is made inside another.
 
 use crate::support::*;
@@ -54,25 +54,38 @@ fn edit_namespaced_lists_deletes_in_an_order_delete_api_takes() {
     succeed(&dir, &["edit", "--namespaced"]);
 }
 
+/// The version holding the kind's controller goes, and the controller stays, moved to the
+/// version etcd stores (kubebuilder keeps one controller per kind): the project is the one
+/// made with that version's controller from the start, with the user's own lines kept.
 #[test]
-fn deleting_the_version_with_the_controller_says_how_to_get_it_back() {
+fn deleting_the_version_with_the_controller_moves_it_to_the_stored_version() {
+    let hub = ["--group", "ship", "--version", "v1", "--kind", "Cruiser"];
     let (_tmp, dir) = project_dir();
     init(&dir);
-    create_api(
-        &dir,
-        &["--version", "v1", "--kind", "Widget", "--controller=false"],
-    );
-    create_api(&dir, &["--version", "v2", "--kind", "Widget"]);
-    let said = succeed(
-        &dir,
-        &["delete", "api", "--version", "v2", "--kind", "Widget"],
-    );
-    let back = "opsdk create api --version v1 --kind Widget --resource=false --controller";
-    assert!(said.contains(back), "{said}");
-    assert!(!dir.join("src/controller/widget.rs").exists());
-    let args: Vec<&str> = back.split_whitespace().skip(1).collect();
-    succeed(&dir, &args);
-    assert!(dir.join("src/controller/widget.rs").exists());
+    let v1alpha1 = [
+        "--group",
+        "ship",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Cruiser",
+    ];
+    create_api(&dir, &[&v1alpha1[..], &["--deploy-image"]].concat());
+    create_api(&dir, &[&hub[..], &["--controller=false"]].concat());
+    let conversion = ["--conversion", "--spoke", "v1alpha1"];
+    create_webhook(&dir, &[&hub[..], &conversion[..]].concat());
+    let controller = "src/controller/ship/cruiser.rs";
+    let mine = "\n// the team's own line\n";
+    std::fs::write(dir.join(controller), read(&dir, controller) + mine).unwrap();
+
+    let said = succeed(&dir, &[&["delete", "api"][..], &v1alpha1[..]].concat());
+    assert!(said.contains("now use v1"), "{said}");
+    let (_tmp2, expected) = project_dir();
+    init(&expected);
+    create_api(&expected, &[&hub[..], &["--deploy-image"]].concat());
+    let with_mine = read(&expected, controller) + mine;
+    std::fs::write(expected.join(controller), with_mine).unwrap();
+    assert_eq!(snapshot(&dir), snapshot(&expected));
 }
 
 #[test]
