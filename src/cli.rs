@@ -188,7 +188,8 @@ pub struct CreateApiArgs {
 pub struct DeleteApiArgs {
     #[command(flatten)]
     pub api: ApiArgs,
-    /// Also remove this kind's files that you changed since opsdk wrote them
+    /// Also remove this kind's files that you changed since opsdk wrote them, and rewrite a
+    /// moved controller or suite where your lines conflict with the move
     #[arg(long)]
     pub force: bool,
     /// Print the files that would be removed or rewritten, and change nothing

@@ -185,27 +185,53 @@ pub fn check<'p>(root: &Path, plan: &'p Plan, force: Force) -> Result<Vec<Step<'
             taken_over.join(", ")
         );
     }
+    // Every refusal at once: one named alone would let the `--force` it suggests overwrite
+    // what the others protect.
+    let mut refusals: Vec<(&str, String, &str)> = Vec::new();
     if !changed.is_empty() {
-        bail!(
-            "refusing to remove files you changed since opsdk wrote them: {} (kept)\nhelp: move your changes elsewhere, or pass --force to remove these files too",
-            changed.join(", ")
-        );
+        refusals.push((
+            "the files to remove",
+            format!(
+                "refusing to remove files you changed since opsdk wrote them: {} (kept)",
+                changed.join(", ")
+            ),
+            "move your changes elsewhere, or pass --force to remove these files too",
+        ));
     }
     if !edited.is_empty() {
-        bail!(
-            "refusing to rewrite files you changed where opsdk changes them too: {}\nhelp: undo your change to those lines and run again (it is then merged), or pass --force to replace these files with opsdk's version (your changes to them are lost; files that merge keep yours)",
-            edited.join("; ")
-        );
+        refusals.push((
+            "the files to rewrite",
+            format!(
+                "refusing to rewrite files you changed where opsdk changes them too: {}",
+                edited.join("; ")
+            ),
+            "undo your change to those lines and run again (it is then merged), or pass --force to replace these files with opsdk's version (your changes to them are lost; files that merge keep yours)",
+        ));
     }
     if !conflicts.is_empty() {
         let help = match force {
             Force::Unavailable => "move them away, or run this in an empty directory",
             _ => "move them away, or pass --force to overwrite them",
         };
-        bail!(
-            "refusing to overwrite existing files: {}\nhelp: {help}",
-            conflicts.join(", ")
-        );
+        refusals.push((
+            "the existing files",
+            format!(
+                "refusing to overwrite existing files: {}",
+                conflicts.join(", ")
+            ),
+            help,
+        ));
+    }
+    match refusals.as_slice() {
+        [] => {}
+        [(_, error, help)] => bail!("{error}\nhelp: {help}"),
+        all => {
+            let errors: Vec<&str> = all.iter().map(|(_, error, _)| error.as_str()).collect();
+            let helps: Vec<String> = (all.iter())
+                .map(|(which, _, help)| format!("for {which}: {help}"))
+                .collect();
+            bail!("{}\nhelp: {}", errors.join("; "), helps.join("; "))
+        }
     }
     Ok(actions)
 }

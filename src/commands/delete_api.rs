@@ -91,8 +91,11 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
         None => Vec::new(),
     };
     let mut before = Plan::default();
+    let mut moved_files = Vec::new();
     for file in own {
         match moved.iter().find(|m| m.path == file.path) {
+            // A suite the user deleted stays deleted.
+            Some(_) if !root.join(&file.path).exists() => {}
             Some(after) if after.contents != file.contents => before.add(file),
             Some(_) => {}
             None if !shared.contains(&file.path) => {
@@ -108,6 +111,7 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
             .iter()
             .find(|m| m.path == file.path)
             .expect("moved above");
+        moved_files.push(file.path.display().to_string());
         plan.add(PlannedFile {
             policy: Policy::Replace,
             previous: Some(file.contents),
@@ -164,11 +168,12 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     } else {
         let versions: Vec<&str> = remaining.iter().map(|r| r.version.as_str()).collect();
         let controller_gone = match &moved_to {
-            Some(target) => format!(
-                "\nThe kind's controller and its suite now use {} (src/controller, tests): check that they build against its types.",
-                target.version
+            Some(target) if !moved_files.is_empty() => format!(
+                "\nThe kind's controller moved to {}: {} now use its types; check that they build against them.",
+                target.version,
+                moved_files.join(" and ")
             ),
-            None => String::new(),
+            _ => String::new(),
         };
         format!(
             "API {} {} deleted; the kind keeps {}. Next: `make manifests` writes {} again, then\n  cargo build && cargo test{controller_gone}",

@@ -79,13 +79,62 @@ fn deleting_the_version_with_the_controller_moves_it_to_the_stored_version() {
     std::fs::write(dir.join(controller), read(&dir, controller) + mine).unwrap();
 
     let said = succeed(&dir, &[&["delete", "api"][..], &v1alpha1[..]].concat());
-    assert!(said.contains("now use v1"), "{said}");
+    let moved = "controller moved to v1: src/controller/ship/cruiser.rs and tests/ship_cruiser.rs";
+    assert!(said.contains(moved), "{said}");
     let (_tmp2, expected) = project_dir();
     init(&expected);
     create_api(&expected, &[&hub[..], &["--deploy-image"]].concat());
     let with_mine = read(&expected, controller) + mine;
     std::fs::write(expected.join(controller), with_mine).unwrap();
     assert_eq!(snapshot(&dir), snapshot(&expected));
+}
+
+/// A move that meets the user's changes of more than one sort names them all in one refusal:
+/// a suite the user deleted stays deleted, and `--force` is not suggested for one sort while
+/// it would silently overwrite the other.
+#[test]
+fn a_refused_move_names_every_changed_file_and_a_deleted_suite_stays_deleted() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    let v1alpha1 = [
+        "--group",
+        "ship",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Cruiser",
+    ];
+    let v1 = ["--group", "ship", "--version", "v1", "--kind", "Cruiser"];
+    create_api(&dir, &v1alpha1);
+    create_api(&dir, &[&v1[..], &["--controller=false"]].concat());
+    create_webhook(
+        &dir,
+        &[&v1[..], &["--conversion", "--spoke", "v1alpha1"]].concat(),
+    );
+    std::fs::remove_file(dir.join("tests/ship_cruiser.rs")).unwrap();
+    let types = "src/api/ship/v1alpha1/cruiser.rs";
+    std::fs::write(dir.join(types), read(&dir, types) + "// mine\n").unwrap();
+    let controller = "src/controller/ship/cruiser.rs";
+    let import = "use crate::api::ship::v1alpha1::{Cruiser, CruiserStatus};";
+    let text = read(&dir, controller);
+    assert!(text.contains(import), "{text}");
+    let changed = text.replace(
+        import,
+        "use crate::api::ship::v1alpha1::{Cruiser, CruiserSpec, CruiserStatus};",
+    );
+    std::fs::write(dir.join(controller), changed).unwrap();
+    let delete = [&["delete", "api"][..], &v1alpha1[..]].concat();
+    let mut cmd = opsdk(&dir);
+    cmd.args(&delete);
+    assert_refused(
+        &dir,
+        &mut cmd,
+        "(kept); refusing to rewrite files you changed where opsdk changes them too: src/controller/ship/cruiser.rs",
+    );
+    std::fs::write(dir.join(types), read(&dir, types).replace("// mine\n", "")).unwrap();
+    std::fs::write(dir.join(controller), text).unwrap();
+    succeed(&dir, &delete);
+    assert!(!dir.join("tests/ship_cruiser.rs").exists());
 }
 
 #[test]

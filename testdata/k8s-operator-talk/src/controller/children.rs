@@ -30,8 +30,8 @@ mod drift;
 mod owned;
 
 pub use drift::contains;
-pub use owned::controller_of;
 use drift::unset_foreign_keys;
+pub use owned::controller_of;
 
 use crate::controller::compact::{self, CompactStore, CompactWriter};
 use crate::watches::Relist;
