@@ -117,3 +117,34 @@ fn fixtures_are_as_rustfmt_writes_them() {
         );
     }
 }
+
+/// The Rust templates copied as they are (no `.tera`, not partials) are rustfmt-clean: the
+/// writer never formats them, so one out of rustfmt's order fails every generated project's
+/// `cargo fmt --check`, which only the slow suites would show.
+#[test]
+fn verbatim_rust_templates_are_rustfmt_clean() {
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+    let verbatim: Vec<PathBuf> = walkdir::WalkDir::new(&templates)
+        .into_iter()
+        .map(|entry| entry.unwrap().into_path())
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .filter(|path| !path.starts_with(templates.join("_partials")))
+        .collect();
+    assert!(verbatim.len() > 20, "{verbatim:?}");
+    let check = std::process::Command::new("rustfmt")
+        .args([
+            "--edition",
+            "2024",
+            "--check",
+            "--config",
+            "skip_children=true",
+        ])
+        .args(&verbatim)
+        .output()
+        .expect("running rustfmt");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}
