@@ -54,36 +54,47 @@ fn edit_namespaced_lists_deletes_in_an_order_delete_api_takes() {
     succeed(&dir, &["edit", "--namespaced"]);
 }
 
+const CRUISER_V1ALPHA1: [&str; 6] = [
+    "--group",
+    "ship",
+    "--version",
+    "v1alpha1",
+    "--kind",
+    "Cruiser",
+];
+const CRUISER_V1: [&str; 6] = ["--group", "ship", "--version", "v1", "--kind", "Cruiser"];
+
+/// A project whose Cruiser has its controller in v1alpha1 (made with `flags`) and converts
+/// through v1, made later without one.
+fn cruiser_controller_in_a_spoke(flags: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, dir) = project_dir();
+    init(&dir);
+    create_api(&dir, &[&CRUISER_V1ALPHA1[..], flags].concat());
+    create_api(&dir, &[&CRUISER_V1[..], &["--controller=false"]].concat());
+    let conversion = ["--conversion", "--spoke", "v1alpha1"];
+    create_webhook(&dir, &[&CRUISER_V1[..], &conversion[..]].concat());
+    (tmp, dir)
+}
+
 /// The version holding the kind's controller goes, and the controller stays, moved to the
 /// version etcd stores (kubebuilder keeps one controller per kind): the project is the one
 /// made with that version's controller from the start, with the user's own lines kept.
 #[test]
 fn deleting_the_version_with_the_controller_moves_it_to_the_stored_version() {
-    let hub = ["--group", "ship", "--version", "v1", "--kind", "Cruiser"];
-    let (_tmp, dir) = project_dir();
-    init(&dir);
-    let v1alpha1 = [
-        "--group",
-        "ship",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "Cruiser",
-    ];
-    create_api(&dir, &[&v1alpha1[..], &["--deploy-image"]].concat());
-    create_api(&dir, &[&hub[..], &["--controller=false"]].concat());
-    let conversion = ["--conversion", "--spoke", "v1alpha1"];
-    create_webhook(&dir, &[&hub[..], &conversion[..]].concat());
+    let (_tmp, dir) = cruiser_controller_in_a_spoke(&["--deploy-image"]);
     let controller = "src/controller/ship/cruiser.rs";
     let mine = "\n// the team's own line\n";
     std::fs::write(dir.join(controller), read(&dir, controller) + mine).unwrap();
 
-    let said = succeed(&dir, &[&["delete", "api"][..], &v1alpha1[..]].concat());
+    let said = succeed(
+        &dir,
+        &[&["delete", "api"][..], &CRUISER_V1ALPHA1[..]].concat(),
+    );
     let moved = "controller moved to v1: src/controller/ship/cruiser.rs and tests/ship_cruiser.rs";
     assert!(said.contains(moved), "{said}");
     let (_tmp2, expected) = project_dir();
     init(&expected);
-    create_api(&expected, &[&hub[..], &["--deploy-image"]].concat());
+    create_api(&expected, &[&CRUISER_V1[..], &["--deploy-image"]].concat());
     let with_mine = read(&expected, controller) + mine;
     std::fs::write(expected.join(controller), with_mine).unwrap();
     assert_eq!(snapshot(&dir), snapshot(&expected));
@@ -94,23 +105,7 @@ fn deleting_the_version_with_the_controller_moves_it_to_the_stored_version() {
 /// it would silently overwrite the other.
 #[test]
 fn a_refused_move_names_every_changed_file_and_a_deleted_suite_stays_deleted() {
-    let (_tmp, dir) = project_dir();
-    init(&dir);
-    let v1alpha1 = [
-        "--group",
-        "ship",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "Cruiser",
-    ];
-    let v1 = ["--group", "ship", "--version", "v1", "--kind", "Cruiser"];
-    create_api(&dir, &v1alpha1);
-    create_api(&dir, &[&v1[..], &["--controller=false"]].concat());
-    create_webhook(
-        &dir,
-        &[&v1[..], &["--conversion", "--spoke", "v1alpha1"]].concat(),
-    );
+    let (_tmp, dir) = cruiser_controller_in_a_spoke(&[]);
     std::fs::remove_file(dir.join("tests/ship_cruiser.rs")).unwrap();
     let types = "src/api/ship/v1alpha1/cruiser.rs";
     std::fs::write(dir.join(types), read(&dir, types) + "// mine\n").unwrap();
@@ -123,7 +118,7 @@ fn a_refused_move_names_every_changed_file_and_a_deleted_suite_stays_deleted() {
         "use crate::api::ship::v1alpha1::{Cruiser, CruiserSpec, CruiserStatus};",
     );
     std::fs::write(dir.join(controller), changed).unwrap();
-    let delete = [&["delete", "api"][..], &v1alpha1[..]].concat();
+    let delete = [&["delete", "api"][..], &CRUISER_V1ALPHA1[..]].concat();
     let mut cmd = opsdk(&dir);
     cmd.args(&delete);
     assert_refused(
