@@ -45,7 +45,7 @@ pub enum Command {
 pub enum CreateCommand {
     /// Add an API (CRD types) and its controller to the project
     Api(CreateApiArgs),
-    /// Add webhooks (defaulting, validation, conversion) for an API of the project
+    /// Add webhooks (defaulting, validation, conversion) for an API of the project, or admission webhooks for one of Kubernetes' own kinds
     Webhook(CreateWebhookArgs),
 }
 

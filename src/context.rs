@@ -55,6 +55,9 @@ pub struct ProjectContext {
     pub deploy_image_kinds: Vec<ResourceContext>,
     /// The versions with admission webhooks, in PROJECT order.
     pub webhooks: Vec<ResourceContext>,
+    /// The kind whose webhooks tests/webhook_certs.rs sends its requests through: the first
+    /// of the project's own kinds with webhooks, else of Kubernetes'.
+    pub certs_kind: Option<ResourceContext>,
     /// The `src/webhook` module tree, as `api_groups` (one file per version with webhooks).
     pub webhook_groups: Vec<ApiGroup>,
     /// Whether some kind has several versions (the API registry then merges CRDs).
@@ -114,6 +117,11 @@ pub struct ResourceContext {
     pub builtin_sample: String,
     /// For another project's CRD: its copy in the project, which the envtest suite installs.
     pub external_crd: String,
+    /// One of Kubernetes' own kinds (`--resource=false`, or a webhook on it).
+    pub builtin: bool,
+    /// For a Kubernetes type: a whole object of it (JSON) its webhook suite sends; empty when
+    /// opsdk knows none.
+    pub builtin_manifest: String,
     /// The admission webhooks of this version (`opsdk create webhook`).
     pub webhook: WebhookContext,
     /// The version the kind's conversion webhook converts through (`create webhook
@@ -216,6 +224,12 @@ impl ResourceContext {
             .map(|h| h.version.clone())
             .unwrap_or_default();
         let conversion_module = format!("{kind_snake}_conversion");
+        // The core group's apiVersion is the version alone.
+        let api_version = if api_group.is_empty() {
+            resource.version.clone()
+        } else {
+            format!("{api_group}/{}", resource.version)
+        };
         ResourceContext {
             hub_type_path: if hub.is_empty() {
                 String::new()
@@ -241,12 +255,12 @@ impl ResourceContext {
             plural: resource.plural.clone(),
             short_name: resource.short_name.clone(),
             group: resource.group.clone(),
-            // The core group's apiVersion is the version alone.
-            api_version: if api_group.is_empty() {
-                resource.version.clone()
-            } else {
-                format!("{api_group}/{}", resource.version)
-            },
+            builtin_manifest: builtin
+                .and_then(|b| {
+                    crate::naming::builtin_manifest(&api_version, b.kind, "envtest-sample")
+                })
+                .unwrap_or_default(),
+            api_version,
             crd_name: format!("{}.{api_group}", resource.plural),
             finalizer: format!("{}.{api_group}/finalizer", resource.plural),
             sample_file: format!(
@@ -282,6 +296,7 @@ impl ResourceContext {
                 }
                 None => String::new(),
             },
+            builtin: builtin.is_some(),
             builtin_sample: builtin
                 .as_ref()
                 .and_then(|b| crate::naming::builtin_sample(b.api_group, b.kind))
@@ -319,8 +334,10 @@ impl ProjectContext {
             .cloned()
             .collect();
         let crds = crds(&own);
-        let webhooks: Vec<ResourceContext> = own
+        // The project's own kinds and Kubernetes' (another project's are its own to admit).
+        let webhooks: Vec<ResourceContext> = resources
             .iter()
+            .filter(|r| r.external_crd.is_empty())
             .filter(|r| r.webhook.defaulting || r.webhook.validation)
             .cloned()
             .collect();
@@ -334,6 +351,9 @@ impl ProjectContext {
             serves_webhooks: !webhooks.is_empty() || !conversions.is_empty(),
             conversions,
             webhook_groups: api_groups(&webhooks),
+            certs_kind: (webhooks.iter().find(|r| !r.builtin))
+                .or(webhooks.first())
+                .cloned(),
             webhooks,
             merges_versions: crds.iter().any(|c| c.type_paths.len() > 1),
             domain: project.domain.clone(),

@@ -11,7 +11,7 @@ mod names_in_scope;
 mod plural;
 
 pub use builtin::BuiltinType;
-pub use builtin_samples::sample as builtin_sample;
+pub use builtin_samples::{manifest as builtin_manifest, sample as builtin_sample};
 
 pub use plural::{DefaultPlural, default_plural, kubebuilder_plural, plural_of};
 

@@ -14,7 +14,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::delete_api::find;
-use super::{conversion, default_kustomization};
+use super::{conversion, default_kustomization, foreign_api};
 use crate::cli::CreateWebhookArgs;
 use crate::context::{ProjectContext, ResourceContext};
 use crate::plan::Plan;
@@ -30,14 +30,15 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         );
     }
     let mut project = super::recorded_types::load(root)?;
-    let index = find(&project, &args.api)?;
+    // Kubernetes' own kinds need no `create api` first.
+    let index = match find(&project, &args.api) {
+        Ok(index) => index,
+        Err(not_found) => foreign_api::builtin_for_webhook(&mut project, &args.api, not_found)?,
+    };
     let resource = project.resources[index].clone();
     let api = ResourceContext::new(&project, &resource).api_version;
-    if resource.builtin().is_some() {
-        bail!(
-            "{api} {} is one of Kubernetes' own kinds: opsdk scaffolds webhooks only for this project's kinds so far\nhelp: webhooks are for kinds made with `opsdk create api --resource`; for Kubernetes' kinds, a ValidatingAdmissionPolicy (CEL rules) needs no webhook",
-            resource.kind
-        );
+    if let Some(builtin) = resource.builtin() {
+        foreign_api::check_builtin_webhooks(&project, builtin, args)?;
     }
     if resource.external {
         bail!(
@@ -142,11 +143,17 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
             resource.version
         ));
     }
-    let next = format!(
+    let mut next = format!(
         "Webhooks for {api} {} scaffolded. Next: fill in {}, then\n  make manifests && cargo build && cargo test",
         resource.kind,
         files.join(" and ")
     );
+    if resource.builtin().is_some() {
+        next.push_str(&format!(
+            "\nThey are not called in kube-system, kube-node-lease nor the manager's own namespace, where {} objects must never wait for the manager.",
+            resource.kind
+        ));
+    }
     let force = if args.force { Force::On } else { Force::Off };
     super::finish(root, plan, force, args.dry_run, &next)
 }

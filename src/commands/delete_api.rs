@@ -152,8 +152,13 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
     super::refresh_readme(&old, &project, &mut plan)?;
 
     let next = if foreign {
+        let what = match (resource.controller, resource.admission()) {
+            (true, true) => "Controller and webhooks",
+            (false, _) => "Webhooks",
+            (true, false) => "Controller",
+        };
         format!(
-            "Controller for {} {} deleted. Next:\n  make manifests && cargo build && cargo test{}",
+            "{what} for {} {} deleted. Next:\n  make manifests && cargo build && cargo test{}",
             resource_ctx.api_version,
             resource.kind,
             kept_copy.unwrap_or_default()

@@ -32,8 +32,12 @@ pub fn run(root: &Path, args: &DeleteWebhookArgs) -> Result<()> {
     }
 
     let mut project = old.clone();
-    project.resources[index].webhooks =
-        (after.defaulting || after.validation || after.conversion).then_some(after.clone());
+    let any_left = after.defaulting || after.validation || after.conversion;
+    project.resources[index].webhooks = any_left.then_some(after.clone());
+    // One of Kubernetes' kinds recorded only for its webhooks leaves PROJECT with them.
+    if !any_left && !resource.controller && resource.builtin().is_some() {
+        project.resources.remove(index);
+    }
     let old_ctx = ProjectContext::new(&old);
     let new_ctx = ProjectContext::new(&project);
     let mut plan = Plan::default();

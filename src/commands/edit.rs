@@ -102,8 +102,19 @@ fn apply(old: &Project, args: &EditArgs) -> Result<Project> {
     Ok(project)
 }
 
-/// A namespace-scoped manager can neither watch nor be granted cluster-scoped kinds.
+/// A namespace-scoped manager can neither watch nor be granted cluster-scoped kinds, and its
+/// webhooks, called only in its own namespace, may not be on Kubernetes' kinds there.
 fn check_scope(project: &Project) -> Result<()> {
+    let on_kubernetes_kinds: Vec<String> = (project.resources.iter())
+        .filter(|r| r.builtin().is_some() && r.admission())
+        .map(|r| format!("{}/{} {}", r.group, r.version, r.kind))
+        .collect();
+    if project.namespaced && !on_kubernetes_kinds.is_empty() {
+        bail!(
+            "--namespaced would call the webhooks on {} only in the manager's own namespace, where, failing closed, they would hold up the manager's own Pods, Secrets and Leases, and the manager with them\nhelp: keep the manager cluster-wide (its webhooks on Kubernetes' kinds skip its namespace and kube-system), or delete those webhooks first (`opsdk delete webhook --group <group> --version <version> --kind <kind>`)",
+            on_kubernetes_kinds.join(", ")
+        );
+    }
     let cluster = project.cluster_scoped();
     if !project.namespaced || cluster.is_empty() {
         return Ok(());

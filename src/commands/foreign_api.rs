@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 
-use crate::cli::CreateApiArgs;
+use crate::cli::{ApiArgs, CreateApiArgs, CreateWebhookArgs};
 use crate::external_crd::ExternalCrd;
 use crate::naming::BuiltinType;
 use crate::project_file::{self, Project, Resource};
@@ -130,21 +130,10 @@ pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Resul
             builtin.kind
         );
     }
-    let resource = Resource {
-        domain: builtin.kubebuilder_domain().into(),
-        path: builtin.path(),
-        external: false,
-        group: builtin.group_flag().into(),
-        version: builtin.version.into(),
-        kind: builtin.kind.into(),
-        plural: builtin.plural.into(),
-        short_name: String::new(),
-        namespaced: builtin.namespaced,
-        controller: true,
-        deploy_image: false,
-        webhooks: None,
-    };
-    if project.resources.iter().any(|r| r.same_kind(&resource)) && !args.force {
+    let resource = builtin_entry(builtin, true);
+    // A kind recorded only for its webhooks (`create webhook`) gets its controller.
+    let controlled = (project.resources.iter()).any(|r| r.same_kind(&resource) && r.controller);
+    if controlled && !args.force {
         bail!(
             "{}/{} {} already has a controller in {}\nhelp: pass --force to rewrite its files",
             resource.group,
@@ -154,4 +143,107 @@ pub(super) fn builtin_resource(project: &Project, args: &CreateApiArgs) -> Resul
         );
     }
     Ok(resource)
+}
+
+/// Kubernetes' own type `builtin` as PROJECT records it, as kubebuilder does (`core: true`,
+/// its domain for the group, `path: k8s.io/api/<group>/<version>`).
+fn builtin_entry(builtin: BuiltinType, controller: bool) -> Resource {
+    Resource {
+        domain: builtin.kubebuilder_domain().into(),
+        path: builtin.path(),
+        external: false,
+        group: builtin.group_flag().into(),
+        version: builtin.version.into(),
+        kind: builtin.kind.into(),
+        plural: builtin.plural.into(),
+        short_name: String::new(),
+        namespaced: builtin.namespaced,
+        controller,
+        deploy_image: false,
+        webhooks: None,
+    }
+}
+
+/// For `create webhook` on one of Kubernetes' own kinds, which needs no `create api` first
+/// (kubebuilder 4.3+ alike): the index of its PROJECT entry, recorded now when the kind has
+/// none. `not_found` when `api` names no Kubernetes type, with what it may have meant.
+pub(super) fn builtin_for_webhook(
+    project: &mut Project,
+    api: &ApiArgs,
+    not_found: anyhow::Error,
+) -> Result<usize> {
+    // As in kubebuilder, no group is the project's domain, never Kubernetes' core group.
+    let builtin = (!api.group.is_empty())
+        .then(|| BuiltinType::find(&api.group, &api.version, &api.kind))
+        .flatten();
+    let Some(builtin) = builtin else {
+        if api.group.is_empty() && BuiltinType::find("core", &api.version, &api.kind).is_some() {
+            let said = not_found.to_string();
+            let error = said.split("\nhelp:").next().unwrap_or_default();
+            bail!(
+                "{error}\nhelp: for Kubernetes' {}, pass --group core",
+                api.kind
+            );
+        }
+        if BuiltinType::is_group(&api.group)
+            && !project
+                .resources
+                .iter()
+                .any(|r| r.group == api.group && r.builtin().is_none())
+        {
+            bail!(
+                "{}/{} {} is not a Kubernetes {} type\nhelp: webhooks for Kubernetes' kinds take one of {}",
+                api.group,
+                api.version,
+                api.kind,
+                crate::versions::VERSIONS.kubernetes,
+                BuiltinType::for_webhooks().join(", ")
+            );
+        }
+        return Err(not_found);
+    };
+    let entry = builtin_entry(builtin, false);
+    let recorded =
+        (project.resources.iter()).position(|r| r.same_kind(&entry) && r.version == entry.version);
+    Ok(recorded.unwrap_or_else(|| {
+        project.resources.push(entry);
+        project.resources.len() - 1
+    }))
+}
+
+/// What a webhook on Kubernetes' own `builtin` cannot do, refused before anything is written.
+pub(super) fn check_builtin_webhooks(
+    project: &Project,
+    builtin: BuiltinType,
+    args: &CreateWebhookArgs,
+) -> Result<()> {
+    let kind = builtin.kind;
+    if args.conversion || !args.spoke.is_empty() {
+        bail!(
+            "Kubernetes converts the versions of its own kinds: {kind} takes no conversion webhook\nhelp: drop --conversion and --spoke; conversion webhooks are for this project's kinds with several versions"
+        );
+    }
+    if builtin.api_group == "admissionregistration.k8s.io" {
+        bail!(
+            "the API server never calls admission webhooks for {kind} objects (they could lock it out of its own admission settings)\nhelp: webhooks are for other kinds"
+        );
+    }
+    if !builtin.namespaced && kind != "Namespace" {
+        bail!(
+            "{kind} is cluster-scoped: a webhook on it could not skip Kubernetes' own writes nor the manager's (a namespaceSelector does not apply to it), and failing closed it would hold them up\nhelp: a ValidatingAdmissionPolicy (CEL rules, evaluated by the API server) needs no webhook to answer"
+        );
+    }
+    if project.namespaced {
+        bail!(
+            "a webhook on {kind} would be called only in the manager's own namespace (namespaced: true in {}), where, failing closed, it would hold up the manager's own Pods, Secrets and Leases, and the manager with them\nhelp: make the manager cluster-wide first with `opsdk edit --namespaced=false`: its webhooks on Kubernetes' kinds then skip its own namespace and kube-system",
+            project_file::FILE_NAME
+        );
+    }
+    if crate::naming::builtin_sample(builtin.api_group, kind).is_none() {
+        bail!(
+            "opsdk has no test object of {kind}, which the webhook suite needs to send the API server\nhelp: Kubernetes' kinds opsdk scaffolds webhooks for: {}",
+            BuiltinType::for_webhooks().join(", ")
+        );
+    }
+    Ok(())
 }

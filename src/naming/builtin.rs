@@ -62,6 +62,21 @@ impl BuiltinType {
             .collect()
     }
 
+    /// Whether `group` names a group of Kubernetes' types.
+    pub fn is_group(group: &str) -> bool {
+        all().any(|t| t.in_group(group))
+    }
+
+    /// Every `group/version Kind` opsdk scaffolds webhooks for: those it has a sample object
+    /// of (`builtin_sample`), namespaced or Namespace (a namespaceSelector skips those).
+    pub fn for_webhooks() -> Vec<String> {
+        all()
+            .filter(|t| super::builtin_sample(t.api_group, t.kind).is_some())
+            .filter(|t| t.namespaced || t.kind == "Namespace")
+            .map(|t| format!("{}/{} {}", t.group_flag(), t.version, t.kind))
+            .collect()
+    }
+
     /// What to suggest for a type not found in `group`: its types, or else every group.
     pub fn suggestions(group: &str) -> String {
         if all().any(|t| t.in_group(group)) {

@@ -38,6 +38,23 @@ pub fn sample(api_group: &str, kind: &str) -> Option<String> {
     Some(sample)
 }
 
+/// The whole object of `sample`, named `name`, as JSON: what a webhook suite sends the API
+/// server.
+pub fn manifest(api_version: &str, kind: &str, name: &str) -> Option<String> {
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    let fields = sample(group, kind)?;
+    // The sample's fields, without the braces around them.
+    let inner = fields.trim().strip_prefix('{')?.strip_suffix('}')?.trim();
+    let rest = if inner.is_empty() {
+        String::new()
+    } else {
+        format!(", {inner}")
+    };
+    Some(format!(
+        r#"{{"apiVersion": "{api_version}", "kind": "{kind}", "metadata": {{"name": "{name}"}}{rest}}}"#
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +74,23 @@ mod tests {
             assert!(value.is_object(), "{kind}: {sample}");
         }
         assert_eq!(sample("", "Node"), None);
+    }
+
+    #[test]
+    fn a_manifest_is_the_sample_with_its_type_and_name() {
+        let pod: serde_json::Value =
+            serde_json::from_str(&manifest("v1", "Pod", "x").unwrap()).unwrap();
+        assert_eq!(pod["apiVersion"], "v1");
+        assert_eq!(pod["metadata"]["name"], "x");
+        assert_eq!(pod["spec"]["containers"][0]["image"], "nginx");
+        let deployment = manifest("apps/v1", "Deployment", "x").unwrap();
+        assert!(
+            deployment.contains(r#""kind": "Deployment""#),
+            "{deployment}"
+        );
+        let namespace: serde_json::Value =
+            serde_json::from_str(&manifest("v1", "Namespace", "x").unwrap()).unwrap();
+        assert_eq!(namespace["kind"], "Namespace");
+        assert_eq!(manifest("v1", "Node", "x"), None);
     }
 }

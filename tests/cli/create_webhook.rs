@@ -97,13 +97,6 @@ fn bad_webhook_requests_are_refused_and_change_nothing() {
         ARTICLE_WEBHOOKS,
         "already has the webhook of --defaulting and --programmatic-validation",
     );
-
-    create_api(
-        &dir,
-        &args("--group apps --version v1 --kind Deployment --resource=false"),
-    );
-    let foreign = args("--group apps --version v1 --kind Deployment --defaulting");
-    webhook_refused(&dir, &foreign, "is one of Kubernetes' own kinds");
 }
 
 #[test]

@@ -346,9 +346,9 @@ async fn a_project_with_many_kinds_passes_its_own_checks() {
 
 /// A project with no deploy-image kind at all: skeleton controllers, namespaced and
 /// cluster-scoped, a kind without a controller, a kind in a group with a dash, controllers
-/// for Kubernetes' own types (a core
-/// one and a grouped one) and for another project's CRD. Nothing of the deploy-image code
-/// is there to use the shared helpers, which must not then be dead code.
+/// for Kubernetes' own types (a core one and a grouped one, which also gets a validating
+/// webhook) and for another project's CRD. Nothing of the deploy-image code is there to use
+/// the shared helpers, which must not then be dead code.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "builds the generated project; run by hack/test.sh"]
 async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
@@ -365,6 +365,8 @@ async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
     ] {
         create_api(&dir, args);
     }
+    let webhook = "--group apps --version v1 --kind Deployment --programmatic-validation";
+    create_webhook(&dir, &args(webhook));
     // The generic suites cannot make another project's objects; this one makes a Backup.
     std::fs::write(
         dir.join("tests/backup_reconciled.rs"),

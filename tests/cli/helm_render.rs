@@ -26,6 +26,12 @@ fn webhook_selectors(yaml: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The control plane's kubectl.
+fn kubectl_bin() -> std::path::PathBuf {
+    let assets = std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS");
+    Path::new(&assets).join("kubectl")
+}
+
 /// `make helm-lint` (`make manifests`, then helm lint --strict) and helm template; the chart's
 /// CRDs and manager rules are config/'s.
 fn lints_renders_and_matches_config(helm_bin: &Path, dir: &Path) -> String {
@@ -224,6 +230,37 @@ fn the_chart_lints_and_renders_what_config_holds() {
         rendered.contains("k8s-operator-talk-apps-self-viewer-role"),
         "{rendered}"
     );
+    // The webhooks on Kubernetes' Pod skip its namespaces and the manager's, by name: the
+    // release's for the chart, config/default's for `make deploy`.
+    let skipping = |manager: &str| {
+        json!({"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "kube-node-lease", manager]},
+        ]})
+    };
+    let selectors = webhook_selectors(&rendered);
+    let released = skipping("default");
+    assert_eq!(
+        selectors.iter().filter(|s| **s == released).count(),
+        2,
+        "{selectors:?}"
+    );
+    assert_eq!(
+        selectors.iter().filter(|s| !s.is_null()).count(),
+        2,
+        "{selectors:?}"
+    );
+    let deployed = run(
+        &many,
+        kubectl_bin().to_str().unwrap(),
+        &["kustomize", "config/default"],
+    );
+    let selectors = webhook_selectors(&deployed);
+    let own = skipping("k8s-operator-talk-system");
+    assert_eq!(
+        selectors.iter().filter(|s| **s == own).count(),
+        2,
+        "{selectors:?}"
+    );
 
     let (_n, namespaced) = project_dir();
     init_with(&namespaced, &["--namespaced", "--plugins", "helm"]);
@@ -249,11 +286,9 @@ fn the_chart_lints_and_renders_what_config_holds() {
         webhook_selectors(&rendered),
         [selected(&["default"]), selected(&["default"])]
     );
-    let assets = std::env::var_os("KUBEBUILDER_ASSETS").expect("KUBEBUILDER_ASSETS");
-    let kubectl = Path::new(&assets).join("kubectl");
     let deployed = run(
         &namespaced,
-        kubectl.to_str().unwrap(),
+        kubectl_bin().to_str().unwrap(),
         &["kustomize", "config/default"],
     );
     let own = json!({"matchLabels": {"kubernetes.io/metadata.name": "k8s-operator-talk-system"}});

@@ -74,17 +74,3 @@ fn create_webhook_checks_the_plural_it_is_given() {
     );
     assert!(dir.join("src/webhook/cache/v1alpha1/memcached.rs").exists());
 }
-
-#[test]
-fn a_webhook_for_a_kubernetes_kind_is_refused_as_not_supported_yet() {
-    let (_tmp, dir) = project_dir();
-    init(&dir);
-    let pod = ["--group", "core", "--version", "v1", "--kind", "Pod"];
-    create_api(
-        &dir,
-        &[&pod[..], &["--resource=false", "--controller"]].concat(),
-    );
-    let mut cmd = opsdk(&dir);
-    cmd.args(["create", "webhook", "--defaulting"]).args(pod);
-    assert_refused(&dir, &mut cmd, "one of Kubernetes' own kinds");
-}

@@ -22,6 +22,7 @@ mod image;
 mod init;
 mod kubebuilder_habits;
 mod kubectl;
+mod kubernetes_webhooks;
 mod leader;
 mod lifecycle;
 mod many_kinds;

@@ -28,7 +28,8 @@ pub const KINDS: &[&str] = &[
 /// webhooks: Widget's v1 the hub of v1alpha1 (the version with a controller and admission
 /// webhooks), and Cruiser's v1 the hub of v2, whose schema the generated test changes; and
 /// Service's v1, a deploy-image hub whose defaulting webhook changes what is sent (an image
-/// gets `:latest`), which the conversion suite must not mistake for a lossy conversion.
+/// gets `:latest`), which the conversion suite must not mistake for a lossy conversion; and
+/// both on Kubernetes' Pod, which skip kube-system and the manager's namespace.
 pub const WEBHOOKS: &[&str] = &[
     "--version v1alpha1 --kind Widget --defaulting --programmatic-validation",
     "--group batch --version v1 --kind Person --defaulting",
@@ -37,6 +38,7 @@ pub const WEBHOOKS: &[&str] = &[
     "--version v1 --kind Widget --conversion --spoke v1alpha1",
     "--group ship --version v1 --kind Cruiser --conversion --spoke v2",
     "--group apps --version v1 --kind Service --conversion --spoke v2",
+    "--group core --version v1 --kind Pod --defaulting --programmatic-validation",
 ];
 
 /// What a user does once Cruiser's versions differ: v1 holds one `port`, v2 a list of

@@ -107,10 +107,7 @@ async fn a_delete_needs_the_webhooks_only_when_validate_delete_is_on() {
         );
     } else {
         deleted.expect("deleted with no webhook answering");
-        eventually("the sample gone", || async {
-            stored.get_opt(&name).await.unwrap().is_none().then_some(())
-        })
-        .await;
+        eventually("the sample gone", || gone(&stored, &name)).await;
     }
 }
 
@@ -152,10 +149,12 @@ async fn a_finalizer_is_removed_while_no_replica_of_the_manager_answers() {
         return;
     }
     released.expect("the finalizer removed with no webhook answering");
-    eventually("the sample gone", || async {
-        stored.get_opt(&name).await.unwrap().is_none().then_some(())
-    })
-    .await;
+    eventually("the sample gone", || gone(&stored, &name)).await;
+}
+
+/// Whether the sample is gone.
+async fn gone(stored: &Api<DynamicObject>, name: &str) -> Option<()> {
+    stored.get_opt(name).await.unwrap().is_none().then_some(())
 }
 
 /// The Applications in their stored version: the conversion hub once the kind converts

@@ -257,6 +257,10 @@ async fn a_rotation_keeps_every_request_succeeding() {
     served.stop().await;
 }
 
+/// The namespace of a second manager. Both managers' namespaces are skipped by the webhooks
+/// on Kubernetes' kinds (a Secret's, a Namespace's), which nothing answers in these tests.
+const ELSEWHERE: &str = "elsewhere";
+
 /// Applies the configurations under their deployed names, calling `target` with `bundle`, as
 /// `manager` (kubectl, cert-manager's CA injector) would; their names.
 async fn apply_configurations(
@@ -269,8 +273,14 @@ async fn apply_configurations(
         configs::deployed(configs::MUTATING),
         configs::deployed(configs::VALIDATING),
     );
-    let (mutating, validating) =
-        configs::configurations(&webhook::hooks(), target, bundle, (&names.0, &names.1), &[]);
+    let (mutating, validating) = configs::configurations(
+        &webhook::hooks(),
+        target,
+        bundle,
+        (&names.0, &names.1),
+        &[],
+        &[NAMESPACE, ELSEWHERE],
+    );
     let params = PatchParams::apply(manager);
     if let Some(m) = mutating {
         Api::<MutatingWebhookConfiguration>::all(admin.clone())
@@ -472,7 +482,7 @@ async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installe
 
     // A second manager, deployed in another namespace or run with --webhook-url next to the
     // deployment, must leave the first one's webhooks alone.
-    let elsewhere = "elsewhere";
+    let elsewhere = ELSEWHERE;
     let namespace =
         serde_json::from_value(serde_json::json!({"metadata": {"name": elsewhere}})).unwrap();
     Api::<Namespace>::all(admin.clone())

@@ -164,12 +164,16 @@ fn patch_from<K: Serialize>(
 /// Answers an AdmissionReview (`body`) with the verdict of the operation's validator.
 pub fn validate<K>(body: &[u8], validators: &Validators<K>) -> Vec<u8>
 where
-    K: Resource<DynamicType = ()> + DeserializeOwned + Clone,
+    K: Resource<DynamicType = ()> + Serialize + DeserializeOwned + Clone,
 {
     answer(body, |request: &AdmissionRequest<K>| {
         let verdict = match (&request.operation, &request.object, &request.old_object) {
             (Operation::Create, Some(new), _) => (validators.create)(new),
-            (Operation::Update, Some(new), _) if being_deleted(new) => Ok(()),
+            (Operation::Update, Some(new), Some(old))
+                if being_deleted(new) && only_finalizers_changed(old, new) =>
+            {
+                Ok(())
+            }
             (Operation::Update, Some(new), Some(old)) => (validators.update)(old, new),
             (Operation::Delete, _, Some(old)) => (validators.delete)(old),
             _ => Ok(()),
@@ -183,9 +187,31 @@ where
 
 /// An object with a deletionTimestamp is only waiting for its finalizers: the updates it
 /// still gets remove them, and refusing one (say, because a rule made later rejects its
-/// spec) would leave it terminating forever. It is neither defaulted nor validated.
+/// spec) would leave it terminating forever. It is not defaulted, and an update that changes
+/// nothing but its finalizers is not validated; any other change is (an object of
+/// Kubernetes' kinds, a Service or an Ingress, stays in force while it terminates).
 fn being_deleted<K: Resource>(object: &K) -> bool {
     object.meta().deletion_timestamp.is_some()
+}
+
+/// Whether `new` differs from `old` only in its finalizers (and what the API server keeps up
+/// to date itself).
+fn only_finalizers_changed<K: Serialize>(old: &K, new: &K) -> bool {
+    let bare = |object: &K| {
+        let mut value = serde_json::to_value(object).unwrap_or_default();
+        if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            for field in [
+                "finalizers",
+                "resourceVersion",
+                "managedFields",
+                "generation",
+            ] {
+                meta.remove(field);
+            }
+        }
+        value
+    };
+    bare(old) == bare(new)
 }
 
 /// A refusal as the API server reports an invalid object (HTTP 422, reason Invalid, a cause
@@ -200,7 +226,12 @@ fn refuse<K: Resource<DynamicType = ()>>(
         many => format!("[{}]", many.join(", ")),
     };
     let (kind, group) = (K::kind(&()), K::group(&()));
-    let message = format!("{kind}.{group} {:?} is invalid: {listed}", request.name);
+    // As the API server names a kind: `Application.minetto.dev`, or `Pod` in the core group.
+    let qualified = match group.as_ref() {
+        "" => kind.to_string(),
+        group => format!("{kind}.{group}"),
+    };
+    let message = format!("{qualified} {:?} is invalid: {listed}", request.name);
     let mut response = AdmissionResponse::from(request).deny(&message);
     response.result.code = 422;
     response.result.reason = "Invalid".into();
@@ -306,7 +337,8 @@ mod tests {
     }
 
     #[test]
-    fn an_object_being_deleted_is_neither_validated_nor_defaulted_on_update() {
+    fn an_object_being_deleted_is_not_defaulted_and_judged_only_when_more_than_its_finalizers_change()
+     {
         let (live, deleting) = (config_map(false), config_map(true));
         let refused = response(&validate(
             &review("UPDATE", live.clone(), live.clone()),
@@ -319,11 +351,27 @@ mod tests {
             ),
             (Some(false), Some(422))
         );
+        // Named as the API server names a kind of the core group: no trailing dot.
+        let message = refused["status"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with(r#"ConfigMap "cm" is invalid: data: Forbidden"#),
+            "{message}"
+        );
+        let mut released = deleting.clone();
+        released["metadata"]["finalizers"] = json!([]);
         let finalizer_removed = response(&validate(
-            &review("UPDATE", deleting.clone(), live.clone()),
+            &review("UPDATE", released, deleting.clone()),
             &REFUSE_ALL,
         ));
         assert_eq!(finalizer_removed["allowed"], true, "{finalizer_removed}");
+        // Anything else a terminating object is changed to is judged: it is still in force.
+        let mut changed = deleting.clone();
+        changed["data"] = json!({"key": "value"});
+        let judged = response(&validate(
+            &review("UPDATE", changed, deleting.clone()),
+            &REFUSE_ALL,
+        ));
+        assert_eq!(judged["allowed"], false, "{judged}");
         assert!(
             response(&mutate(&review("UPDATE", live.clone(), live), fill_in))
                 .get("patch")

@@ -20,17 +20,25 @@ use super::configs::{
 /// them whole; with the Service it only fills in the CA bundle of its own webhooks in the
 /// configurations config/webhook installed. The CRDs of the kinds that convert through the
 /// manager get the bundle and the target too. Returns whether all of them hold it now.
+/// `namespace` is the manager's own.
 pub async fn write_bundle(
     client: &Client,
     hooks: &[Hook],
     target: &Target,
     bundle: &str,
+    namespace: &str,
 ) -> Result<bool, kube::Error> {
     let names = (deployed(MUTATING), deployed(VALIDATING));
     // Applied whole only for a URL target (a local run), for every namespace; deployed, the
     // configurations are config/webhook's, namespaces selected.
-    let (mutating, validating) =
-        configurations(hooks, target, Some(bundle), (&names.0, &names.1), &[]);
+    let (mutating, validating) = configurations(
+        hooks,
+        target,
+        Some(bundle),
+        (&names.0, &names.1),
+        &[],
+        &[namespace],
+    );
     let ca = ByteString(bundle.as_bytes().to_vec());
     let mutating = sync(client, &names.0, mutating, target, &ca, hooks).await?;
     let validating = sync(client, &names.1, validating, target, &ca, hooks).await?;

@@ -29,6 +29,9 @@ pub struct Hook {
     pub plural: &'static str,
     /// The API server's operations it sees.
     pub operations: &'static [&'static str],
+    /// Whether it admits one of Kubernetes' own kinds: then it is never called in kube-system
+    /// nor in the manager's own namespace (`namespace_selector`).
+    pub kubernetes_kind: bool,
     /// Answers an AdmissionReview (JSON) with one.
     pub handle: fn(&[u8]) -> Vec<u8>,
 }
@@ -111,38 +114,74 @@ fn rules(hook: &Hook) -> Vec<RuleWithOperations> {
     }]
 }
 
-/// The namespaces a webhook is called for: those in `selected` (none: every namespace). A
+/// The namespaces Kubernetes itself writes in to start and run (its control plane, the
+/// kubelets' heartbeats): a webhook on one of its kinds skips them.
+const KUBERNETES_NAMESPACES: &[&str] = &["kube-system", "kube-node-lease"];
+
+/// The namespaces `hook` is called for: those in `selected` (none: every namespace). A
 /// namespace-scoped manager's webhooks must not default, judge or hold up (failurePolicy Fail)
-/// the objects of namespaces it was never granted.
-fn namespace_selector(selected: &[&str]) -> Option<LabelSelector> {
+/// the objects of namespaces it was never granted. A webhook on one of Kubernetes' own kinds
+/// skips Kubernetes' namespaces and `managers`, the manager's own, by name: failing closed
+/// there, it would hold up what the manager needs to start (its Pods, its certificate Secret,
+/// its Lease), and then nothing would ever answer it. By name, not by a label anyone allowed
+/// to label a namespace could set.
+fn namespace_selector(hook: &Hook, selected: &[&str], managers: &[&str]) -> Option<LabelSelector> {
     let label = "kubernetes.io/metadata.name";
+    let requirement = |operator: &str, values: Vec<String>| LabelSelectorRequirement {
+        key: label.into(),
+        operator: operator.into(),
+        values: Some(values),
+    };
+    let mut selector = LabelSelector::default();
+    let mut expressions = Vec::new();
     match selected {
-        [] => None,
+        [] => {}
         // One, as config/webhook writes it: kustomize can then set it to `make deploy`'s
         // namespace (config/webhook/kustomizeconfig.yaml), which it cannot do in a list.
-        [one] => Some(LabelSelector {
-            match_labels: Some([(label.to_string(), one.to_string())].into()),
-            ..LabelSelector::default()
-        }),
-        several => Some(LabelSelector {
-            match_expressions: Some(vec![LabelSelectorRequirement {
-                key: label.into(),
-                operator: "In".into(),
-                values: Some(several.iter().map(|n| n.to_string()).collect()),
-            }]),
-            ..LabelSelector::default()
-        }),
+        [one] => selector.match_labels = Some([(label.to_string(), one.to_string())].into()),
+        several => expressions.push(requirement(
+            "In",
+            several.iter().map(|n| n.to_string()).collect(),
+        )),
     }
+    if hook.kubernetes_kind {
+        let skipped = KUBERNETES_NAMESPACES.iter().chain(managers);
+        expressions.push(requirement(
+            "NotIn",
+            skipped.map(|n| n.to_string()).collect(),
+        ));
+    }
+    if !expressions.is_empty() {
+        selector.match_expressions = Some(expressions);
+    }
+    (selector != LabelSelector::default()).then_some(selector)
+}
+
+/// The namespace `make deploy` installs the manager in: config/default's `namespace`, read
+/// by `make manifests` (which `make deploy` runs first), else config's own `system`. Read, as
+/// kustomize sets no value inside a list (the webhooks' `NotIn`).
+fn deploy_namespace() -> String {
+    #[derive(serde::Deserialize)]
+    struct Kustomization {
+        namespace: Option<String>,
+    }
+    let file = std::fs::read_to_string("config/default/kustomization.yaml").unwrap_or_default();
+    let kustomization = serde_saphyr::from_str::<Kustomization>(&file).ok();
+    kustomization
+        .and_then(|k| k.namespace)
+        .unwrap_or_else(|| "system".into())
 }
 
 /// Both configurations for `hooks` (`None` for one that has no webhook), named `names`,
-/// called for the namespaces in `selected` (none: every namespace).
+/// called for the namespaces in `selected` (none: every namespace); the webhooks on
+/// Kubernetes' own kinds skip `managers`, the managers' namespaces.
 pub fn configurations(
     hooks: &[Hook],
     target: &Target,
     bundle: Option<&str>,
     names: (&str, &str),
     selected: &[&str],
+    managers: &[&str],
 ) -> (
     Option<MutatingWebhookConfiguration>,
     Option<ValidatingWebhookConfiguration>,
@@ -158,8 +197,10 @@ pub fn configurations(
         failure_policy: Some("Fail".into()),
         side_effects: "None".into(),
         rules: Some(rules(h)),
-        namespace_selector: namespace_selector(selected),
-        match_conditions: Some(vec![not_being_deleted()]),
+        namespace_selector: namespace_selector(h, selected, managers),
+        // Kubernetes' kinds stay in force while they terminate (a Service, an Ingress): their
+        // updates are judged then too, all but the removal of finalizers (`admission`).
+        match_conditions: (!h.kubernetes_kind).then(|| vec![not_being_deleted()]),
         ..ValidatingWebhook::default()
     };
     let mutating: Vec<MutatingWebhook> = hooks
@@ -211,8 +252,15 @@ pub fn manifests_yaml(hooks: &[Hook]) -> Result<String, serde_saphyr::SerializeE
         true => &["system"],
         false => &[],
     };
-    let (mutating, validating) =
-        configurations(hooks, &target, None, (MUTATING, VALIDATING), selected);
+    let deployed = deploy_namespace();
+    let (mutating, validating) = configurations(
+        hooks,
+        &target,
+        None,
+        (MUTATING, VALIDATING),
+        selected,
+        &[&deployed],
+    );
     let mut out = String::from(
         "# Code generated by `make manifests` from src/webhook/mod.rs. DO NOT EDIT:\n\
          # add webhooks with `opsdk create webhook`.\n",
@@ -326,20 +374,59 @@ mod tests {
 
     use super::namespace_selector;
 
+    fn hook(kubernetes_kind: bool) -> super::Hook {
+        super::Hook {
+            name: "mwidget-v1.kb.io",
+            path: "/mutate-example-com-v1-widget",
+            mutating: true,
+            group: "example.com",
+            version: "v1",
+            plural: "widgets",
+            operations: &["CREATE"],
+            kubernetes_kind,
+            handle: |_| Vec::new(),
+        }
+    }
+
     #[test]
     fn a_namespace_scoped_managers_webhooks_select_its_namespaces() {
-        assert_eq!(namespace_selector(&[]), None);
+        let own = hook(false);
+        assert_eq!(namespace_selector(&own, &[], &["ops"]), None);
         let one = json!({"matchLabels": {"kubernetes.io/metadata.name": "system"}});
-        assert_eq!(json!(namespace_selector(&["system"])), one);
+        assert_eq!(json!(namespace_selector(&own, &["system"], &[])), one);
         let several = json!({"matchExpressions": [
             {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["a", "b"]},
         ]});
-        assert_eq!(json!(namespace_selector(&["a", "b"])), several);
+        assert_eq!(json!(namespace_selector(&own, &["a", "b"], &[])), several);
         let manifests = super::manifests_yaml(&crate::webhook::hooks()).unwrap();
         let selects = manifests.contains("namespaceSelector:");
+        let hooks = crate::webhook::hooks();
+        let expected = !hooks.is_empty()
+            && (crate::controller::NAMESPACED || hooks.iter().any(|h| h.kubernetes_kind));
+        assert_eq!(selects, expected, "{manifests}");
+    }
+
+    #[test]
+    fn webhooks_on_kubernetes_kinds_skip_its_namespaces_and_the_managers_by_name() {
+        let skipped = |names: &[&str]| {
+            json!({"matchExpressions": [
+                {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": names},
+            ]})
+        };
+        let builtin = hook(true);
         assert_eq!(
-            selects,
-            crate::controller::NAMESPACED && !crate::webhook::hooks().is_empty(),
+            json!(namespace_selector(&builtin, &[], &[])),
+            skipped(&["kube-system", "kube-node-lease"])
+        );
+        let ops = skipped(&["kube-system", "kube-node-lease", "ops"]);
+        assert_eq!(json!(namespace_selector(&builtin, &[], &["ops"])), ops);
+        // `make deploy`'s namespace, named in config/default.
+        let manifests = super::manifests_yaml(&[builtin]).unwrap();
+        assert!(
+            manifests.contains(&format!(
+                "      - kube-node-lease\n      - {}\n",
+                super::deploy_namespace()
+            )),
             "{manifests}"
         );
     }

@@ -35,6 +35,8 @@ pub struct Keeper {
     hooks: Vec<Hook>,
     target: Target,
     secrets: Api<Secret>,
+    /// The manager's namespace, holding the Secret.
+    namespace: String,
     hosts: Vec<String>,
     validity: Validity,
     /// The state last read or written: what this replica serves.
@@ -64,6 +66,7 @@ impl Keeper {
         }
         Self {
             secrets: Api::namespaced(client.clone(), namespace),
+            namespace: namespace.into(),
             client,
             hooks,
             target,
@@ -149,9 +152,7 @@ impl Keeper {
                 return Ok((state, false));
             }
         };
-        let mut live =
-            ca_bundle::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle())
-                .await?;
+        let mut live = self.write_bundle(&state).await?;
         let propagation = self.validity.propagation.as_secs() as i64;
         let settled = self.live_for(&state.bundle(), live) >= propagation;
         if let Some(step) = state.next_step(now(), &self.validity, settled, &self.hosts) {
@@ -164,9 +165,7 @@ impl Keeper {
             // A conflict means another replica rotated first: its state is read next time.
             self.write(&next, Some(stored)).await?;
             state = next;
-            live =
-                ca_bundle::write_bundle(&self.client, &self.hooks, &self.target, &state.bundle())
-                    .await?;
+            live = self.write_bundle(&state).await?;
             self.live_for(&state.bundle(), live);
         }
         self.current = Some(state.clone());
@@ -179,6 +178,18 @@ impl Keeper {
             Some(state) => Ok(state.clone()),
             None => State::new(&self.hosts, now(), &self.validity),
         }
+    }
+
+    /// Writes `state`'s CA bundle where the API server reads it; whether it is live there.
+    async fn write_bundle(&self, state: &State) -> Result<bool, kube::Error> {
+        ca_bundle::write_bundle(
+            &self.client,
+            &self.hooks,
+            &self.target,
+            &state.bundle(),
+            &self.namespace,
+        )
+        .await
     }
 
     /// Creates the Secret (`stored` None) or updates the one `stored` describes, at its

@@ -114,7 +114,8 @@ pub fn hooks() -> Vec<Hook> {
             version: "v1alpha1",
             plural: "applications",
             operations: &["CREATE", "UPDATE"],
-            handle: |body| admission::mutate(body, v1alpha1::application::default),
+            kubernetes_kind: false,
+            handle: |body| admission::mutate(body, self::v1alpha1::application::default),
         },
         Hook {
             name: "vapplication-v1alpha1.kb.io",
@@ -123,13 +124,14 @@ pub fn hooks() -> Vec<Hook> {
             group: "minetto.dev",
             version: "v1alpha1",
             plural: "applications",
-            operations: if v1alpha1::application::VALIDATE_DELETE {
+            operations: if self::v1alpha1::application::VALIDATE_DELETE {
                 &["CREATE", "UPDATE", "DELETE"]
             } else {
                 &["CREATE", "UPDATE"]
             },
+            kubernetes_kind: false,
             handle: |body| {
-                use v1alpha1::application as hook;
+                use self::v1alpha1::application as hook;
                 let validators = admission::Validators {
                     create: hook::validate_create,
                     update: hook::validate_update,

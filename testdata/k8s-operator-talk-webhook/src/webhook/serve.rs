@@ -195,6 +195,7 @@ mod tests {
             version: "v1",
             plural: "widgets",
             operations: &["CREATE"],
+            kubernetes_kind: false,
             handle: |body| body.len().to_string().into_bytes(),
         }
     }
