@@ -105,6 +105,15 @@ impl BuiltinType {
         }
     }
 
+    /// The group as kubebuilder records it in PROJECT: `core`, or the API group without
+    /// `.k8s.io` (`rbac.authorization`, `networking`), whose domain is then `k8s.io`.
+    pub fn kubebuilder_group(&self) -> &'static str {
+        match self.api_group {
+            "" => "core",
+            group => group.trim_end_matches(".k8s.io"),
+        }
+    }
+
     /// `k8s.io/api/<module>/<version>`, kubebuilder's PROJECT `path` for core types.
     pub fn path(&self) -> String {
         format!("k8s.io/api/{}/{}", self.module, self.version)

@@ -62,7 +62,11 @@ impl From<ResourceRecord> for Resource {
             },
             path: record.path,
             external: record.external,
-            group: record.group,
+            // opsdk names Kubernetes' groups by k8s-openapi's module (`rbac`), as its files do.
+            group: match builtin {
+                Some(builtin) => builtin.group_flag().into(),
+                None => record.group,
+            },
             version: record.version,
             kind: record.kind,
             plural: record.plural,
@@ -77,7 +81,8 @@ impl From<ResourceRecord> for Resource {
 
 impl From<Resource> for ResourceRecord {
     fn from(resource: Resource) -> ResourceRecord {
-        let api = resource.builtin().is_none().then(|| ApiRecord {
+        let builtin = resource.builtin();
+        let api = builtin.is_none().then(|| ApiRecord {
             crd_version: "v1".into(),
             namespaced: resource.namespaced,
         });
@@ -85,9 +90,14 @@ impl From<Resource> for ResourceRecord {
             core: api.is_none(),
             api,
             domain: resource.domain,
+            // kubebuilder's name of a Kubernetes group: `rbac.authorization` (with domain
+            // `k8s.io`, the group `rbac.authorization.k8s.io`).
+            group: match builtin {
+                Some(builtin) => builtin.kubebuilder_group().into(),
+                None => resource.group,
+            },
             path: resource.path,
             external: resource.external,
-            group: resource.group,
             version: resource.version,
             kind: resource.kind,
             plural: resource.plural,
@@ -127,6 +137,15 @@ mod tests {
         let ingress = "core: true\ndomain: k8s.io\npath: k8s.io/api/networking/v1\ngroup: networking\nversion: v1\nkind: Ingress\nplural: ingresses\ncontroller: true\ndeployImage: false\n";
         let resource: Resource = serde_yaml::from_str(ingress).unwrap();
         assert_eq!(serde_yaml::to_string(&resource).unwrap(), ingress);
+        // rbac.authorization.k8s.io as kubebuilder records it; read as `rbac`, its module, as
+        // PROJECT files before this recorded it too.
+        let role = "core: true\ndomain: k8s.io\npath: k8s.io/api/rbac/v1\ngroup: rbac.authorization\nversion: v1\nkind: Role\nplural: roles\ncontroller: true\ndeployImage: false\n";
+        let resource: Resource = serde_yaml::from_str(role).unwrap();
+        assert_eq!(resource.group, "rbac");
+        assert_eq!(serde_yaml::to_string(&resource).unwrap(), role);
+        let earlier = role.replace("group: rbac.authorization", "group: rbac");
+        let resource: Resource = serde_yaml::from_str(&earlier).unwrap();
+        assert_eq!(serde_yaml::to_string(&resource).unwrap(), role);
     }
 
     #[test]
