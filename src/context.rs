@@ -145,8 +145,8 @@ pub struct WebhookContext {
     /// `/validate-minetto-dev-v1alpha1-application`
     pub validate_path: String,
     /// `mapplication-v1alpha1.kb.io`, as kubebuilder names it; with the group
-    /// (`mapplication-apps-v1alpha1.kb.io`) when another group has a kind of that name and
-    /// version, since names are unique in a configuration.
+    /// (`mapplication-apps-v1alpha1.kb.io`) when another group had a kind of that name and
+    /// version first, since names are unique in a configuration.
     pub mutate_name: String,
     /// `vapplication-v1alpha1.kb.io`
     pub validate_name: String,
@@ -156,10 +156,15 @@ impl WebhookContext {
     fn new(project: &Project, resource: &Resource, api_group: &str) -> WebhookContext {
         let hooks = resource.webhooks.clone().unwrap_or_default();
         let kind = resource.kind.to_lowercase();
+        // A name once given stays (alerts and the API server's metrics are keyed by it): a
+        // namesake added later takes the group, as does a grouped kind next to one of the
+        // domain's group, which has none to take.
+        let position = |wanted: &Resource| project.resources.iter().position(|r| r == wanted);
         let namesake = project.resources.iter().any(|r| {
             r.kind.eq_ignore_ascii_case(&resource.kind)
                 && r.version == resource.version
                 && r.group != resource.group
+                && (r.group.is_empty() || position(r) < position(resource))
         });
         let name = |prefix: &str| match resource.group.as_str() {
             group if namesake && !group.is_empty() => {

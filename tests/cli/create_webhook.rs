@@ -121,9 +121,28 @@ fn a_kind_in_two_groups_gets_a_webhook_name_for_each() {
         create_api(&dir, &args(&format!("{api} --controller=false")));
         create_webhook(&dir, &args(&format!("{api} --defaulting")));
     }
+    // The first keeps its name (alerts are keyed by it); the second takes its group.
     let hooks = read(&dir, "src/webhook/mod.rs");
-    for name in ["mcruiser-ship-v1.kb.io", "mcruiser-navy-v1.kb.io"] {
+    for name in ["mcruiser-v1.kb.io", "mcruiser-navy-v1.kb.io"] {
         assert!(hooks.contains(&format!("\"{name}\"")), "{name} in {hooks}");
+    }
+    // Next to the domain's group's Cruiser, which has no group to take, both take theirs.
+    create_api(
+        &dir,
+        &args("--version v1 --kind Cruiser --controller=false"),
+    );
+    create_webhook(&dir, &args("--version v1 --kind Cruiser --defaulting"));
+    let hooks = read(&dir, "src/webhook/mod.rs");
+    for name in [
+        "mcruiser-ship-v1.kb.io",
+        "mcruiser-navy-v1.kb.io",
+        "mcruiser-v1.kb.io",
+    ] {
+        assert_eq!(
+            hooks.matches(&format!("\"{name}\"")).count(),
+            1,
+            "{name} in {hooks}"
+        );
     }
 }
 

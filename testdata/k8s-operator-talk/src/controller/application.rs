@@ -934,26 +934,53 @@ mod tests {
         assert!(matches!(deployment(&obj), Err(Error::MissingUid(_))));
     }
 
+    /// A reconcile cut short by its time limit (here the API server never answers the
+    /// finalizer's PATCH) ends in time, and shows: Ready=False with why, and a Warning event,
+    /// written within a time limit of their own.
     #[tokio::test(start_paused = true)]
-    async fn a_request_left_unanswered_ends_the_reconcile_in_time() {
+    async fn a_request_left_unanswered_ends_the_reconcile_in_time_and_shows() {
         let (client, mut server) = mock_client();
+        let settings = Settings {
+            status_pace: Duration::ZERO,
+            ..Settings::default()
+        };
         let state = Arc::new(State {
-            ctx: Arc::new(Context::new(client, Arc::default())),
+            ctx: Arc::new(Context::with_settings(client, Arc::default(), settings)),
             deployments: Children::new(cache(vec![]), FIELD_MANAGER),
             services: Children::new(cache(vec![]), FIELD_MANAGER),
         });
-        // The API server takes the finalizer's PATCH and never answers it.
-        let _unanswered = tokio::spawn(async move {
-            let request = server.next_request().await;
-            std::future::pending::<()>().await;
-            drop(request);
+        let obj = fixture(false);
+        let report = vec![
+            ("PATCH", STATUS.into(), Reply::Json(200, json(&obj))),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        // The API server takes the finalizer's PATCH and never answers it; the report it does.
+        let served = tokio::spawn(async move {
+            let unanswered = server.next_request().await.expect("the finalizer's PATCH");
+            assert_eq!(unanswered.0.uri().path(), OBJECT);
+            let seen = serve(server, report).await;
+            drop(unanswered);
+            seen
         });
         let reconciled = tokio::time::timeout(
             Duration::from_secs(600),
-            reconcile(Arc::new(fixture(false)), state),
+            reconcile(Arc::new(obj), state.clone()),
         );
         let result = reconciled.await.expect("the reconcile still waits");
         assert!(matches!(result, Err(Error::Timeout(_))), "{result:?}");
+        state.ctx.events.flush(Duration::from_secs(5)).await;
+        drop(state);
+        let seen = served.await.expect("the API server's script");
+        let status = body(&seen, "PATCH", STATUS);
+        assert_eq!(ready_condition(status), ("False", "ReconcileError"));
+        let message = status["status"]["conditions"][0]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            message.contains("the reconcile took longer than"),
+            "{message}"
+        );
+        assert_eq!(body(&seen, "POST", EVENTS)["type"], "Warning");
     }
 
     #[tokio::test]
