@@ -104,12 +104,24 @@ pub(super) fn describe(config: &WebhookClientConfig) -> String {
     }
 }
 
+/// Subresources of Kubernetes' kinds (group, resource, subresource) that change what runs, so
+/// that a validating webhook judges them with the kind: an ephemeral container (`kubectl
+/// debug`) runs an image in a Pod as its other containers do.
+const JUDGED_SUBRESOURCES: &[(&str, &str, &str)] = &[("", "pods", "ephemeralcontainers")];
+
 fn rules(hook: &Hook) -> Vec<RuleWithOperations> {
+    let mut resources = vec![hook.plural.to_string()];
+    if hook.kubernetes_kind && !hook.mutating {
+        let judged = JUDGED_SUBRESOURCES
+            .iter()
+            .filter(|(group, plural, _)| *group == hook.group && *plural == hook.plural);
+        resources.extend(judged.map(|(_, plural, sub)| format!("{plural}/{sub}")));
+    }
     vec![RuleWithOperations {
         api_groups: Some(vec![hook.group.into()]),
         api_versions: Some(vec![hook.version.into()]),
         operations: Some(hook.operations.iter().map(|o| o.to_string()).collect()),
-        resources: Some(vec![hook.plural.into()]),
+        resources: Some(resources),
         scope: None,
     }]
 }
@@ -417,6 +429,27 @@ mod tests {
         assert_eq!(
             json!(namespace_selector(&builtin, &[], &[])),
             skipped(&["kube-system", "kube-node-lease"])
+        );
+        let pods = super::Hook {
+            group: "",
+            plural: "pods",
+            mutating: false,
+            ..builtin
+        };
+        assert_eq!(
+            super::rules(&pods)[0].resources,
+            Some(vec![
+                "pods".to_string(),
+                "pods/ephemeralcontainers".to_string()
+            ])
+        );
+        let defaulting = super::Hook {
+            mutating: true,
+            ..pods
+        };
+        assert_eq!(
+            super::rules(&defaulting)[0].resources,
+            Some(vec!["pods".to_string()])
         );
         let ops = skipped(&["kube-system", "kube-node-lease", "ops"]);
         assert_eq!(json!(namespace_selector(&builtin, &[], &["ops"])), ops);
