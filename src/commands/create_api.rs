@@ -236,8 +236,13 @@ fn resource_from_args(
     if let Some(foreign) = (project.resources.iter())
         .find(|r| r.same_kind(&probe) && (r.external || r.builtin().is_some()))
     {
+        let has = match (foreign.controller, foreign.admission()) {
+            (true, true) => "a controller and webhooks",
+            (true, false) => "a controller",
+            (false, _) => "webhooks",
+        };
         bail!(
-            "the project has a controller for {}/{} {}, a type it does not define; an API of the same --group and --kind would share its files\nhelp: choose another --group or --kind",
+            "the project has {has} for {}/{} {}, a type it does not define; an API of the same --group and --kind would share its files\nhelp: choose another --group or --kind",
             foreign.group,
             foreign.version,
             foreign.kind

@@ -111,7 +111,7 @@ fn check_scope(project: &Project) -> Result<()> {
         .collect();
     if project.namespaced && !on_kubernetes_kinds.is_empty() {
         bail!(
-            "--namespaced would call the webhooks on {} only in the manager's own namespace, where, failing closed, they would hold up the manager's own Pods, Secrets and Leases, and the manager with them\nhelp: keep the manager cluster-wide (its webhooks on Kubernetes' kinds skip its namespace and kube-system), or delete those webhooks first (`opsdk delete webhook --group <group> --version <version> --kind <kind>`)",
+            "--namespaced would call the webhooks on {} only in the manager's own namespace, where, failing closed, they would hold up the manager's own Pods, Secrets and Leases, and the manager with them\nhelp: keep the manager cluster-wide (its webhooks on Kubernetes' kinds skip its namespace and Kubernetes' own), or delete those webhooks first (`opsdk delete webhook --group <group> --version <version> --kind <kind>`)",
             on_kubernetes_kinds.join(", ")
         );
     }

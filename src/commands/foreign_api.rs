@@ -235,7 +235,7 @@ pub(super) fn check_builtin_webhooks(
     }
     if project.namespaced {
         bail!(
-            "a webhook on {kind} would be called only in the manager's own namespace (namespaced: true in {}), where, failing closed, it would hold up the manager's own Pods, Secrets and Leases, and the manager with them\nhelp: make the manager cluster-wide first with `opsdk edit --namespaced=false`: its webhooks on Kubernetes' kinds then skip its own namespace and kube-system",
+            "a webhook on {kind} would be called only in the manager's own namespace (namespaced: true in {}), where, failing closed, it would hold up the manager's own Pods, Secrets and Leases, and the manager with them\nhelp: make the manager cluster-wide first with `opsdk edit --namespaced=false`: its webhooks on Kubernetes' kinds then skip its own namespace and Kubernetes'",
             project_file::FILE_NAME
         );
     }

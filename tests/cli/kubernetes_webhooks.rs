@@ -136,9 +136,17 @@ fn webhooks_kubernetes_kinds_cannot_take_are_refused_and_change_nothing() {
         "only in the manager's own namespace",
     );
     create_webhook(&dir, &pod);
+    // An API of the project cannot share the kind's files.
+    create_webhook(&dir, &with(DEPLOYMENT, "--programmatic-validation"));
+    let own = args("--group apps --version v1beta1 --kind Deployment --resource --controller");
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &own),
+        "the project has webhooks for apps/v1 Deployment",
+    );
     assert_refused(
         &dir,
         opsdk(&dir).args(["edit", "--namespaced"]),
-        "--namespaced would call the webhooks on core/v1 Pod only in the manager's own namespace",
+        "--namespaced would call the webhooks on core/v1 Pod, apps/v1 Deployment only in the manager's own namespace",
     );
 }
