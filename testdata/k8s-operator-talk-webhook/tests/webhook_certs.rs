@@ -634,6 +634,61 @@ fn cert_manager_ca() -> (String, impl Fn() -> (String, String)) {
     (pem, issue)
 }
 
+/// A manager run with `--webhook-url` deletes, when it stops, the configurations it
+/// registered for every namespace, as its own roles allow: nothing would answer them. Those
+/// calling a deployed manager's Service are not its own and stay.
+#[tokio::test]
+async fn a_local_run_withdraws_what_it_registered_and_only_that() {
+    let Some(cp) = control_plane().await else {
+        return;
+    };
+    let admin = cp.client();
+    let (port, url) = webhook_url();
+    let served = start_server(&cp, port, quick()).await;
+    ready(&admin).await;
+    served.stop().await;
+    let (cluster, role) = configs::roles(NAMESPACE, true);
+    let local = webhook_client(&cp, cluster, role)
+        .await
+        .expect("granting the local roles");
+    let other = format!("https://127.0.0.1:{}", port.wrapping_add(1));
+    assert_eq!(
+        webhook::ca_bundle::withdraw(&local, &other).await.unwrap(),
+        0,
+        "another run's URL"
+    );
+    let count = usize::from(webhook::hooks().iter().any(|h| h.mutating))
+        + usize::from(webhook::hooks().iter().any(|h| !h.mutating));
+    assert_eq!(
+        webhook::ca_bundle::withdraw(&local, &url).await.unwrap(),
+        count
+    );
+    let names = (
+        configs::deployed(configs::MUTATING),
+        configs::deployed(configs::VALIDATING),
+    );
+    let left = || async {
+        let mutating = Api::<MutatingWebhookConfiguration>::all(admin.clone())
+            .get_opt(&names.0)
+            .await
+            .unwrap();
+        let validating = Api::<ValidatingWebhookConfiguration>::all(admin.clone())
+            .get_opt(&names.1)
+            .await
+            .unwrap();
+        usize::from(mutating.is_some()) + usize::from(validating.is_some())
+    };
+    assert_eq!(left().await, 0, "withdrawn");
+
+    install_deployed_configurations(&admin).await;
+    assert_eq!(
+        webhook::ca_bundle::withdraw(&local, &url).await.unwrap(),
+        0,
+        "a deployed manager's"
+    );
+    assert_eq!(left().await, count, "left alone");
+}
+
 /// With `--webhook-cert-path` (cert-manager's Secret mounted, config/default's
 /// [WEBHOOK-WITH-CERTS]) the manager serves that certificate, serves the renewed one once its
 /// files change, and leaves the CA bundle of the webhook configurations and of the CRDs that

@@ -8,7 +8,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
@@ -148,6 +148,54 @@ async fn sync<K: Configuration>(
             .map_err(conflict_when_changed)?;
     }
     Ok(true)
+}
+
+/// Deletes the deployed configurations whose every webhook calls `url`, as a manager run with
+/// `--webhook-url` registered them: once it has stopped nothing answers them, and failing
+/// closed they would hold up every write of their kinds (every Pod's, for a webhook on Pods).
+/// A configuration calling anything else (a deployed manager's Service) is left alone, and
+/// so is one changed since it was read. Returns how many were deleted.
+pub async fn withdraw(client: &Client, url: &str) -> Result<usize, kube::Error> {
+    let mutating =
+        withdraw_one::<MutatingWebhookConfiguration>(client, &deployed(MUTATING), url).await?;
+    let validating =
+        withdraw_one::<ValidatingWebhookConfiguration>(client, &deployed(VALIDATING), url).await?;
+    Ok(usize::from(mutating) + usize::from(validating))
+}
+
+async fn withdraw_one<K: Configuration>(
+    client: &Client,
+    name: &str,
+    url: &str,
+) -> Result<bool, kube::Error> {
+    let api: Api<K> = Api::all(client.clone());
+    let Some(mut config) = api.get_opt(name).await? else {
+        return Ok(false);
+    };
+    let base = url.trim_end_matches('/');
+    let calls_us = |config: &WebhookClientConfig| {
+        config.url.as_deref().is_some_and(|u| {
+            u.strip_prefix(base)
+                .is_some_and(|path| path.starts_with('/'))
+        })
+    };
+    if !config.client_configs().iter().all(|(_, c)| calls_us(c)) {
+        return Ok(false);
+    }
+    let preconditions = Preconditions {
+        resource_version: config.resource_version(),
+        uid: config.uid(),
+    };
+    let params = DeleteParams {
+        preconditions: Some(preconditions),
+        ..DeleteParams::default()
+    };
+    match api.delete(name, &params).await {
+        Ok(_) => Ok(true),
+        // Gone already, or changed since: not ours to delete any more.
+        Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(false),
+        Err(err) => Err(err),
+    }
 }
 
 /// The API server answers a `versioned_patch` whose object changed since it was read with 422

@@ -304,8 +304,9 @@ pub(super) fn with_kind<K: kube::Resource<DynamicType = ()> + serde::Serialize>(
 
 /// What the manager needs to keep its certificates: its Secret (in `namespace`: created when
 /// missing, read and updated by name), its two webhook configurations and the CRDs that
-/// convert through it (read and updated by name). With `--webhook-url` it also applies the configurations, which needs `create` and
-/// `patch` on every configuration (`local = true`): for local and test control planes only.
+/// convert through it (read and updated by name). With `--webhook-url` it also applies the
+/// configurations, and deletes them when it stops, which needs `create`, `patch` and `delete`
+/// on every configuration (`local = true`): for local and test control planes only.
 pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
     let name = "webhook-certs-role";
     let rule = |group: &str, resources: &[&str], verbs: &[&str], names: Vec<String>| PolicyRule {
@@ -344,7 +345,7 @@ pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
         cluster_rules.push(rule(
             "admissionregistration.k8s.io",
             &configurations,
-            &["create", "patch"],
+            &["create", "patch", "delete"],
             vec![],
         ));
     }

@@ -48,7 +48,8 @@ pub struct Manifests {
 }
 
 /// Serves every webhook as `flags` say, until `stop`; none with `--enable-webhooks=false`.
-/// `listening` is set once they are served.
+/// `listening` is set once they are served. A run with `--webhook-url` deletes, when it stops,
+/// the configurations it registered.
 pub async fn run(
     client: Client,
     flags: Flags,
@@ -60,7 +61,28 @@ pub async fn run(
         listening.set();
         return Ok(());
     }
-    serve::serve(client, hooks(), options(&flags, listening), stop).await
+    serve::serve(client.clone(), hooks(), options(&flags, listening), stop).await?;
+    if let Some(url) = &flags.webhook_url {
+        // Registered by this run, for every namespace: nothing answers them any more.
+        let withdrawn = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            ca_bundle::withdraw(&client, url),
+        )
+        .await;
+        match withdrawn {
+            Ok(Ok(count)) => tracing::info!(
+                count,
+                "deleted the webhook configurations this run registered"
+            ),
+            Ok(Err(err)) => {
+                tracing::warn!(%err, "could not delete the webhook configurations this run registered")
+            }
+            Err(_) => tracing::warn!(
+                "could not delete the webhook configurations this run registered in 10 s"
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// Where and how the webhooks are served.
