@@ -28,7 +28,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
 {%- endif %}
     let objects = ctx
         .watches
-        .watch(apis, watcher::Config::default().any_semantic())
+        .watch(apis, watches::config())
         .modify(|obj| obj.managed_fields_mut().clear())
         .reflect(writer)
         // An object that is gone needs no more retries. Forgotten once the cache has let it go,

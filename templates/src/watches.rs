@@ -29,6 +29,17 @@ use kube::runtime::watcher::{self, watcher};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch::Sender;
 
+/// The settings every watch starts from. Its lists (the first, and the relist after the API
+/// server says the resourceVersion it watched from has expired) are consistent reads, in
+/// pages: never older than what the manager has already seen, so a relist can neither bring
+/// back an object deleted meanwhile nor an old spec the controller would apply again. The
+/// API server serves them from its watch cache since Kubernetes 1.31 (KEP-2340). kube's
+/// `any_semantic()` (resourceVersion 0, whatever the API server at the other end has cached)
+/// is not used: with pages, kube leaves it out of the request anyway.
+pub fn config() -> watcher::Config {
+    watcher::Config::default()
+}
+
 /// The delay before a failed watch (or the controller's queue, behind all of its watches)
 /// tries again: 0.25 s doubling up to 5 s, each delay between half and all of that (jitter,
 /// so that replicas and watches do not retry in step). kube's default climbs to 30 s: after

@@ -34,7 +34,7 @@ use drift::unset_foreign_keys;
 pub use owned::controller_of;
 
 use crate::controller::compact::{self, CompactStore, CompactWriter};
-use crate::watches::Relist;
+use crate::watches::{self, Relist};
 use crate::{Context, Error, Result};
 
 /// Label on every child this manager creates, so that its watches cache only those.
@@ -126,7 +126,7 @@ where
     }
 
     /// Watches every `K` with the managed-by label in the namespaces the manager watches
-    /// (relists served from the API server's watch cache), caches those an `O` controls and
+    /// (consistent lists, see `watches::config`), caches those an `O` controls and
     /// that carry the name `child_name` gives from their owner's, without managedFields, and
     /// returns the children with the stream of their changes, for `Controller::owns_stream`.
     pub fn watch<O: Resource<DynamicType = ()>>(
@@ -146,7 +146,7 @@ where
         let mut relist = Relist::default();
         let owner = owned::Owner::of::<O>(child_name);
         let selector = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
-        let config = watcher::Config::default().labels(&selector).any_semantic();
+        let config = watches::config().labels(&selector);
         // Kept or dropped in each namespace's watch, before a merge of several remembers it.
         let keep = move |event: watcher::Event<K>| owner.keep(event);
         let changes = ctx

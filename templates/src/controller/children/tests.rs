@@ -207,6 +207,11 @@ async fn the_watch_caches_only_children_the_owner_kind_controls_under_their_name
     ];
     let (list, respond) = server.next_request().await.expect("the list");
     assert_eq!(list.uri().path(), "/api/v1/configmaps");
+    let query = list.uri().query().unwrap_or_default();
+    assert!(
+        query.contains("labelSelector=") && !query.contains("resourceVersion"),
+        "{query}"
+    );
     let body = json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "1"}, "items": items});
     respond.send_response(
         http::Response::builder()

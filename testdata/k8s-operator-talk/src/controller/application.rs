@@ -100,7 +100,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
     let apis = ctx.settings.namespaces.apis::<Application>(&ctx.client);
     let objects = ctx
         .watches
-        .watch(apis, watcher::Config::default().any_semantic())
+        .watch(apis, watches::config())
         .modify(|obj| obj.managed_fields_mut().clear())
         .reflect(writer)
         // An object that is gone needs no more retries. Forgotten once the cache has let it go,

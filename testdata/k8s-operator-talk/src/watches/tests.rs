@@ -99,6 +99,42 @@ async fn a_list_that_keeps_failing_is_retried_less_and_less_often() {
     assert!(waits[6] >= Duration::from_millis(2500), "{waits:?}");
 }
 
+/// The first list, and the relist after the API server has said the watch's resourceVersion
+/// expired, are consistent reads (no `resourceVersion`): a `resourceVersion=0` relist could
+/// bring back objects older than those the cache already holds.
+#[tokio::test]
+async fn lists_and_relists_are_consistent_reads() {
+    use crate::controller::test_support::mock_client;
+    let (client, mut server) = mock_client();
+    let watches = Watches::default();
+    let mut stream = watches.watch(vec![Api::<ConfigMap>::all(client)], config());
+    tokio::spawn(async move { while stream.next().await.is_some() {} });
+    let answer = |body: Vec<u8>| {
+        http::Response::builder()
+            .body(kube::client::Body::from(body))
+            .unwrap()
+    };
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "5"}, "items": []});
+    let expired = serde_json::json!({"type": "ERROR", "object": {"apiVersion": "v1", "kind": "Status", "status": "Failure", "reason": "Expired", "message": "too old resource version", "code": 410}});
+    for round in ["first list", "relist"] {
+        let (request, respond) = server.next_request().await.expect("a list");
+        let query = request.uri().query().unwrap_or_default().to_string();
+        assert!(!query.contains("watch="), "{round}: {query}");
+        assert!(
+            !query.contains("resourceVersion"),
+            "the {round} is not a consistent read: {query}"
+        );
+        respond.send_response(answer(serde_json::to_vec(&list).unwrap()));
+        let (watch, respond) = server.next_request().await.expect("the watch");
+        let query = watch.uri().query().unwrap_or_default().to_string();
+        assert!(
+            query.contains("watch=true") && query.contains("resourceVersion=5"),
+            "{query}"
+        );
+        respond.send_response(answer(serde_json::to_vec(&expired).unwrap()));
+    }
+}
+
 #[test]
 fn core_resources_have_no_group_suffix() {
     assert_eq!(resource_name::<ConfigMap>(), "configmaps");
