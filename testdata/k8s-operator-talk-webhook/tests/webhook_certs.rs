@@ -21,6 +21,7 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
 use k8s_operator_talk::api::v1alpha1::Application;
+use k8s_operator_talk::server;
 use k8s_operator_talk::tls::CertFiles;
 use k8s_operator_talk::webhook::certs::Validity;
 use k8s_operator_talk::webhook::configs::{self, Target};
@@ -148,12 +149,12 @@ async fn secret(client: &Client) -> Option<Secret> {
         .unwrap()
 }
 
-/// Checked every 6 s, rotating after 40 s: none during the test that uses it.
 /// The API server's 409: another replica wrote the Secret (or a configuration) first.
 fn is_conflict(e: &(dyn std::error::Error + 'static)) -> bool {
     matches!(e.downcast_ref::<kube::Error>(), Some(kube::Error::Api(status)) if status.code == 409)
 }
 
+/// Checked every 6 s, rotating after 40 s: none during the test that uses it.
 fn quick() -> Validity {
     Validity {
         lifetime: Duration::from_secs(60),
@@ -601,6 +602,90 @@ async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installe
             conversion.crd
         );
     }
+}
+
+/// A configuration applied again without the CA bundle (`kubectl replace`, `helm upgrade
+/// --force`) gets it back at once, not at the manager's next check a minute later: until
+/// then a webhook failing closed refuses every request. The manager runs with the deployed
+/// roles, which must let it watch the configurations by name.
+#[tokio::test]
+async fn a_bundle_taken_out_of_a_configuration_is_written_back_at_once() {
+    let Some(Deployed {
+        cp: _cp,
+        admin,
+        target,
+        names,
+        client,
+    }) = deployed().await
+    else {
+        return;
+    };
+    let (port, _) = webhook_url();
+    let listening = server::Ready::default();
+    let options = serve::Options {
+        addr: ([127, 0, 0, 1], port).into(),
+        target,
+        namespace: NAMESPACE.into(),
+        validity: Validity::DEFAULT,
+        cert_files: None,
+        listening: listening.clone(),
+    };
+    assert_eq!(Validity::DEFAULT.check_period(), Duration::from_secs(60));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve::serve(
+        client,
+        webhook::hooks(),
+        options,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let hooks = webhook::hooks().len();
+    let bundle = eventually("the bundle written", || {
+        registered(&admin, (&names.0, &names.1), hooks)
+    })
+    .await;
+    eventually("the server listening", || async {
+        listening.is_set().then_some(())
+    })
+    .await;
+    // Past the check the watches make once they have listed.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let remove = serde_json::from_value(
+        serde_json::json!([{"op": "remove", "path": "/webhooks/0/clientConfig/caBundle"}]),
+    )
+    .unwrap();
+    let patch = Patch::Json::<()>(remove);
+    if webhook::hooks().iter().any(|h| !h.mutating) {
+        Api::<ValidatingWebhookConfiguration>::all(admin.clone())
+            .patch(&names.1, &PatchParams::default(), &patch)
+            .await
+            .unwrap();
+    } else {
+        Api::<MutatingWebhookConfiguration>::all(admin.clone())
+            .patch(&names.0, &PatchParams::default(), &patch)
+            .await
+            .unwrap();
+    }
+    let taken_out = Instant::now();
+    assert_eq!(
+        registered(&admin, (&names.0, &names.1), hooks).await,
+        None,
+        "the bundle was taken out"
+    );
+    let back = loop {
+        if let Some(back) = registered(&admin, (&names.0, &names.1), hooks).await {
+            break back;
+        }
+        assert!(
+            taken_out.elapsed() < Duration::from_secs(15),
+            "the bundle not back 15 s after it was taken out"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(back, bundle);
+    let _ = stop.send(());
+    server.await.unwrap().expect("serving the webhooks");
 }
 
 /// What the conversion webhook of the CRD `name` calls.

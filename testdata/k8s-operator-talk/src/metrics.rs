@@ -1,7 +1,9 @@
 //! Prometheus metrics of the reconcilers, with controller-runtime's names and labels
 //! (`controller_runtime_reconcile_total{controller,result}`, `..._reconcile_errors_total`,
 //! `..._reconcile_time_seconds`, `..._max_concurrent_reconciles`, `..._active_workers`), so
-//! that dashboards and alerts made for kubebuilder operators work unchanged. What failed is
+//! that panels and alerts on reconciles made for kubebuilder operators work unchanged; those on
+//! controller-runtime's `workqueue_*`, `rest_client_*`, `process_*` and
+//! `controller_runtime_webhook_*` families find nothing here. What failed is
 //! counted apart, by cause, in `operator_reconcile_errors_by_cause_total`, and objects by the
 //! status of their `Ready` condition in `operator_ready_objects` (see `ready`).
 

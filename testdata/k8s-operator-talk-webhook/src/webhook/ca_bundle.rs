@@ -4,11 +4,16 @@
 //! (`super::conversion`). The keeper (`super::keeper`) calls `write_bundle` after every
 //! rotation and at every check.
 
+use futures::stream::BoxStream;
+use futures::{StreamExt, future};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{Event, watcher};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
@@ -19,15 +24,15 @@ use super::configs::{
 /// Makes the deployed configurations carry `bundle`. With a URL target the manager applies
 /// them whole; with the Service it only fills in the CA bundle of its own webhooks in the
 /// configurations config/webhook installed. The CRDs of the kinds that convert through the
-/// manager get the bundle and the target too. Returns whether all of them hold it now.
-/// `namespace` is the manager's own.
+/// manager get the bundle and the target too. Returns whether all of them hold it now, and
+/// whether this call wrote it anywhere. `namespace` is the manager's own.
 pub async fn write_bundle(
     client: &Client,
     hooks: &[Hook],
     target: &Target,
     bundle: &str,
     namespace: &str,
-) -> Result<bool, kube::Error> {
+) -> Result<Bundle, kube::Error> {
     let names = (deployed(MUTATING), deployed(VALIDATING));
     // Applied whole only for a URL target (a local run), for every namespace; deployed, the
     // configurations are config/webhook's, namespaces selected.
@@ -44,7 +49,93 @@ pub async fn write_bundle(
     let validating = sync(client, &names.1, validating, target, &ca, hooks).await?;
     let crds =
         super::conversion::write_bundle(client, &super::conversions(), target, bundle).await?;
-    Ok(mutating && validating && crds)
+    Ok(mutating.and(validating).and(crds))
+}
+
+/// Where the CA bundle stands after `write_bundle`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bundle {
+    /// Held everywhere the API server reads it, as it already was.
+    Held,
+    /// Held everywhere now, written (somewhere) just now: the API server has yet to read it.
+    Written,
+    /// Missing somewhere this manager may not write it (nothing installed, another manager's).
+    Missing,
+}
+
+impl Bundle {
+    /// Whether the API server trusts the bundle everywhere, or will in a moment.
+    pub fn live(self) -> bool {
+        self != Bundle::Missing
+    }
+
+    /// Both places together: missing in either, written in either, else held.
+    pub fn and(self, other: Bundle) -> Bundle {
+        match (self, other) {
+            (Bundle::Missing, _) | (_, Bundle::Missing) => Bundle::Missing,
+            (Bundle::Written, _) | (_, Bundle::Written) => Bundle::Written,
+            _ => Bundle::Held,
+        }
+    }
+}
+
+/// A signal each time the objects holding the CA bundle change (the configurations, the
+/// converting CRDs), so that the keeper writes the bundle again at once rather than at its
+/// next check: a configuration applied anew (`kubectl apply`, `helm upgrade`, Argo CD) comes
+/// without it, and a webhook failing closed refuses every request until then. Watched by
+/// name, which the role grants; a watch it refuses (a role deployed before this manager's)
+/// leaves the periodic check to do it, and is said once.
+pub fn changes(client: &Client, hooks: &[Hook]) -> BoxStream<'static, ()> {
+    let mut streams = Vec::new();
+    if hooks.iter().any(|h| h.mutating) {
+        streams.push(named::<MutatingWebhookConfiguration>(
+            client,
+            deployed(MUTATING),
+        ));
+    }
+    if hooks.iter().any(|h| !h.mutating) {
+        streams.push(named::<ValidatingWebhookConfiguration>(
+            client,
+            deployed(VALIDATING),
+        ));
+    }
+    for conversion in super::conversions() {
+        streams.push(named::<CustomResourceDefinition>(
+            client,
+            conversion.crd.to_string(),
+        ));
+    }
+    futures::stream::select_all(streams).boxed()
+}
+
+/// Every change to the `K` called `name`, once it has been listed; retried as every watch is.
+fn named<K>(client: &Client, name: String) -> BoxStream<'static, ()>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + 'static,
+{
+    let config = crate::watches::config().fields(&format!("metadata.name={name}"));
+    let mut told = false;
+    watcher(Api::<K>::all(client.clone()), config)
+        .backoff(crate::watches::backoff())
+        .filter_map(move |event| {
+            let changed = match event {
+                Ok(Event::Apply(_) | Event::Delete(_) | Event::InitDone) => Some(()),
+                Ok(_) => None,
+                Err(err) => {
+                    if !std::mem::replace(&mut told, true) {
+                        tracing::warn!(%name, %err, "cannot watch where the CA bundle goes: it is checked every minute instead");
+                    }
+                    None
+                }
+            };
+            future::ready(changed)
+        })
+        .boxed()
 }
 
 /// A webhook configuration, mutating or validating.
@@ -90,13 +181,16 @@ async fn sync<K: Configuration>(
     target: &Target,
     ca: &ByteString,
     hooks: &[Hook],
-) -> Result<bool, kube::Error> {
+) -> Result<Bundle, kube::Error> {
     let Some(wanted) = wanted else {
-        return Ok(true);
+        return Ok(Bundle::Held);
     };
     let api: Api<K> = Api::all(client.clone());
     let existing = api.get_opt(name).await?;
     if let Target::Url(_) = target {
+        let before = existing
+            .as_ref()
+            .and_then(|config| config.resource_version());
         let deployed = existing.and_then(|mut config| {
             let calls = config.client_configs().into_iter();
             calls
@@ -106,19 +200,24 @@ async fn sync<K: Configuration>(
         });
         if let Some(calls) = deployed {
             tracing::warn!(configuration = name, %calls, "the webhook configuration calls a deployed manager: left alone; undeploy it (make undeploy) to run the webhooks here");
-            return Ok(false);
+            return Ok(Bundle::Missing);
         }
         let params = PatchParams::apply(crate::MANAGER).force();
         let applied = with_kind(wanted).unwrap_or_default();
-        api.patch(name, &params, &Patch::Apply(applied)).await?;
-        return Ok(true);
+        let after = api.patch(name, &params, &Patch::Apply(applied)).await?;
+        // An apply that changes nothing leaves the resourceVersion as it was.
+        return Ok(if after.resource_version() == before {
+            Bundle::Held
+        } else {
+            Bundle::Written
+        });
     }
     let Some(mut config) = existing else {
         tracing::warn!(
             configuration = name,
             "no webhook configuration to write the CA bundle into: deploy config/webhook (make deploy), or run the manager with --webhook-url"
         );
-        return Ok(false);
+        return Ok(Bundle::Missing);
     };
     let version = config.resource_version().unwrap_or_default();
     let mut stale = Vec::new();
@@ -135,19 +234,20 @@ async fn sync<K: Configuration>(
     }
     if let Some(calls) = foreign {
         tracing::warn!(configuration = name, %calls, "the webhook configuration calls another manager: its CA bundle is left alone");
-        return Ok(false);
+        return Ok(Bundle::Missing);
     }
-    if !stale.is_empty() {
-        let bundles = stale.iter().map(|index| {
-            let path = format!("/webhooks/{index}/clientConfig/caBundle");
-            (path, json!(ca))
-        });
-        let patch = versioned_patch(&version, bundles).map_err(kube::Error::SerdeError)?;
-        api.patch(name, &PatchParams::default(), &Patch::Json::<()>(patch))
-            .await
-            .map_err(conflict_when_changed)?;
+    if stale.is_empty() {
+        return Ok(Bundle::Held);
     }
-    Ok(true)
+    let bundles = stale.iter().map(|index| {
+        let path = format!("/webhooks/{index}/clientConfig/caBundle");
+        (path, json!(ca))
+    });
+    let patch = versioned_patch(&version, bundles).map_err(kube::Error::SerdeError)?;
+    api.patch(name, &PatchParams::default(), &Patch::Json::<()>(patch))
+        .await
+        .map_err(conflict_when_changed)?;
+    Ok(Bundle::Written)
 }
 
 /// Deletes the deployed configurations whose every webhook calls `url`, as a manager run with

@@ -304,7 +304,8 @@ pub(super) fn with_kind<K: kube::Resource<DynamicType = ()> + serde::Serialize>(
 
 /// What the manager needs to keep its certificates: its Secret (in `namespace`: created when
 /// missing, read and updated by name), its two webhook configurations and the CRDs that
-/// convert through it (read and updated by name). With `--webhook-url` it also applies the
+/// convert through it (read, watched and updated by name: a list or watch is granted on
+/// `resourceNames` when it selects `metadata.name`). With `--webhook-url` it also applies the
 /// configurations, and deletes them when it stops, which needs `create`, `patch` and `delete`
 /// on every configuration (`local = true`): for local and test control planes only.
 pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
@@ -324,7 +325,7 @@ pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
     let mut cluster_rules = vec![rule(
         "admissionregistration.k8s.io",
         &configurations,
-        &["get", "patch"],
+        &["get", "list", "patch", "watch"],
         configs,
     )];
     let crds: Vec<String> = super::conversions()
@@ -335,7 +336,7 @@ pub fn roles(namespace: &str, local: bool) -> (ClusterRole, Role) {
         cluster_rules.push(rule(
             "apiextensions.k8s.io",
             &["customresourcedefinitions"],
-            &["get", "patch"],
+            &["get", "list", "patch", "watch"],
             crds,
         ));
         // Whether the webhook Service a CRD calls, in another namespace, is still there.

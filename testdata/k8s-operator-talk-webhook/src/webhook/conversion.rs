@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::ca_bundle::{conflict_when_changed, versioned_patch};
+use super::ca_bundle::{Bundle, conflict_when_changed, versioned_patch};
 use super::configs::{SERVICE, Target};
 
 /// Where the manager serves conversions, as kubebuilder routes them.
@@ -234,8 +234,8 @@ pub fn with_webhook(mut crd: CustomResourceDefinition) -> CustomResourceDefiniti
 }
 
 /// Makes the CRDs of `conversions` call `target` and trust `bundle`, patching each one's
-/// `spec.conversion` (on its resourceVersion) only when that changes it. Returns whether all
-/// of them do now; a CRD not installed yet is a warning. A CRD that calls another manager
+/// `spec.conversion` (on its resourceVersion) only when that changes it. Returns where the
+/// bundle stands in all of them; a CRD not installed yet is a warning (and `Bundle::Missing`). A CRD that calls another manager
 /// (`deployed_elsewhere`) is left alone with a warning: a CRD is cluster-wide, so writing our
 /// target there would break every read of its other versions for that manager's users. It
 /// needs nothing of ours, so it counts as done.
@@ -244,17 +244,17 @@ pub async fn write_bundle(
     conversions: &[Conversion],
     target: &Target,
     bundle: &str,
-) -> Result<bool, kube::Error> {
+) -> Result<Bundle, kube::Error> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let wanted = crd_conversion(target, Some(bundle));
-    let mut all = true;
+    let mut all = Bundle::Held;
     for conversion in conversions {
         let Some(crd) = api.get_opt(conversion.crd).await? else {
             tracing::warn!(
                 crd = conversion.crd,
                 "no CRD to write the conversion webhook's CA bundle into: install it (make install)"
             );
-            all = false;
+            all = all.and(Bundle::Missing);
             continue;
         };
         if let Some((namespace, name)) = deployed_elsewhere(crd.spec.conversion.as_ref(), target) {
@@ -276,6 +276,7 @@ pub async fn write_bundle(
             )
             .await
             .map_err(conflict_when_changed)?;
+            all = all.and(Bundle::Written);
         }
     }
     Ok(all)

@@ -12,12 +12,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use futures::stream::BoxStream;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, ObjectMeta, PostParams};
 
-use super::ca_bundle;
+use super::ca_bundle::{self, Bundle};
 use super::certs::{State, Step, Validity, now};
 use super::configs::{self, Hook, Target};
 
@@ -43,7 +44,9 @@ pub struct Keeper {
     current: Option<State>,
     /// The bundle this replica last found in the configurations, and since when (Unix
     /// seconds): a certificate signed by a new CA is served only once the bundle holding it
-    /// has been live for `propagation`, however old the CA (its first write may have failed).
+    /// has been live for `propagation`, however old the CA (its first write may have failed),
+    /// counted from its last write (a configuration applied anew without it, then given it
+    /// again, is as new to the API server as the CA).
     live_since: Option<(String, i64)>,
 }
 
@@ -77,14 +80,15 @@ impl Keeper {
         }
     }
 
-    /// How long `bundle` has been live as this replica has seen it: 0 when first seen.
-    fn live_for(&mut self, bundle: &str, live: bool) -> i64 {
+    /// How long `bundle` has been live as this replica has seen it: 0 when first seen or
+    /// just written.
+    fn live_for(&mut self, bundle: &str, found: Bundle) -> i64 {
         match &self.live_since {
-            _ if !live => {
+            _ if found == Bundle::Missing => {
                 self.live_since = None;
                 0
             }
-            Some((seen, since)) if seen == bundle => now() - since,
+            Some((seen, since)) if seen == bundle && found == Bundle::Held => now() - since,
             _ => {
                 self.live_since = Some((bundle.to_string(), now()));
                 0
@@ -152,9 +156,9 @@ impl Keeper {
                 return Ok((state, false));
             }
         };
-        let mut live = self.write_bundle(&state).await?;
+        let mut found = self.write_bundle(&state).await?;
         let propagation = self.validity.propagation.as_secs() as i64;
-        let settled = self.live_for(&state.bundle(), live) >= propagation;
+        let settled = self.live_for(&state.bundle(), found) >= propagation;
         if let Some(step) = state.next_step(now(), &self.validity, settled, &self.hosts) {
             let mut next = state.clone();
             if step == Step::Reissue {
@@ -165,11 +169,11 @@ impl Keeper {
             // A conflict means another replica rotated first: its state is read next time.
             self.write(&next, Some(stored)).await?;
             state = next;
-            live = self.write_bundle(&state).await?;
-            self.live_for(&state.bundle(), live);
+            found = self.write_bundle(&state).await?;
+            self.live_for(&state.bundle(), found);
         }
         self.current = Some(state.clone());
-        Ok((state, live))
+        Ok((state, found.live()))
     }
 
     /// The state this replica serves (a deleted Secret is restored from it), else a new one.
@@ -180,8 +184,13 @@ impl Keeper {
         }
     }
 
-    /// Writes `state`'s CA bundle where the API server reads it; whether it is live there.
-    async fn write_bundle(&self, state: &State) -> Result<bool, kube::Error> {
+    /// Every change where the CA bundle goes (see `ca_bundle::changes`): a signal to check now.
+    pub fn changes(&self) -> BoxStream<'static, ()> {
+        ca_bundle::changes(&self.client, &self.hooks)
+    }
+
+    /// Writes `state`'s CA bundle where the API server reads it; where it stands there.
+    async fn write_bundle(&self, state: &State) -> Result<Bundle, kube::Error> {
         ca_bundle::write_bundle(
             &self.client,
             &self.hooks,
@@ -267,6 +276,25 @@ mod tests {
         let mut keeper = Keeper::new(client, vec![], target, "default", Validity::DEFAULT);
         let checked = tokio::time::timeout(CHECK_TIMEOUT * 2, keeper.check()).await;
         assert!(checked.expect("the check still waits").is_err());
+    }
+
+    /// A bundle taken out of a configuration and written back is as new to the API server as
+    /// a new CA: its time live starts again, so no rotation step counts on it too early.
+    #[tokio::test]
+    async fn a_bundle_written_again_is_live_from_then_on() {
+        let (service, _api_server) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        let target = Target::Url("https://127.0.0.1:9443".into());
+        let client = Client::new(service, "default");
+        let mut keeper = Keeper::new(client, vec![], target, "default", Validity::DEFAULT);
+        keeper.live_since = Some(("ca".into(), now() - 100));
+        assert!(keeper.live_for("ca", Bundle::Held) >= 100);
+        assert_eq!(keeper.live_for("ca", Bundle::Written), 0);
+        assert!(keeper.live_for("ca", Bundle::Held) < 5);
+        assert_eq!(keeper.live_for("ca", Bundle::Missing), 0);
+        assert_eq!(keeper.live_since, None);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use futures::FutureExt;
+use futures::{FutureExt, StreamExt};
 use kube::Client;
 
 use super::certs::Validity;
@@ -158,10 +158,15 @@ pub async fn serve(
     Ok(())
 }
 
-/// Checks the certificates every period, serving each new one once its CA is trusted.
+/// Checks the certificates every period, and at once when where the CA bundle goes has
+/// changed, serving each new certificate once its CA is trusted.
 async fn keep(mut keeper: Keeper, cert: Arc<ServingCert>, mut served: String) {
+    let mut changes = keeper.changes();
     loop {
-        tokio::time::sleep(keeper.period()).await;
+        tokio::select! {
+            () = tokio::time::sleep(keeper.period()) => {}
+            Some(()) = changes.next() => {}
+        }
         match keeper.check().await {
             Ok((state, true)) if state.cert != served => {
                 match cert.replace(&state.cert, &state.key) {
