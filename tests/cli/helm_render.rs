@@ -90,32 +90,43 @@ fn lints_renders_and_matches_config(helm_bin: &Path, dir: &Path) -> String {
         .expect("the manager's role");
     assert_eq!(chart_role["kind"], role["kind"]);
     assert_eq!(chart_role["rules"], role["rules"]);
-    // The manager's admission policy: config/policy's, matching the release's ServiceAccount.
-    let chart_policy = objects
-        .iter()
-        .find(|o| o["kind"] == "ValidatingAdmissionPolicy");
-    match std::fs::read_to_string(dir.join("config/policy/manager_writes_policy.yaml")) {
-        Ok(text) => {
-            let mut policy = serde_yaml::from_str::<serde_json::Value>(&text).unwrap();
-            policy["spec"]["matchConditions"][0]["expression"] = "request.userInfo.username == \
-                 'system:serviceaccount:' + 'default' + ':' + 'k8s-operator-talk-controller-manager'"
-                .into();
-            let chart_policy =
-                chart_policy.expect("the chart lacks the manager's admission policy");
-            assert_eq!(chart_policy["spec"], policy["spec"]);
-            let binding = objects
+    // The manager's admission policies: config/policy's, matching the release's ServiceAccount.
+    let policies = [
+        ("manager-writes", "manager_writes_policy.yaml"),
+        ("manager-webhook-writes", "manager_webhook_policy.yaml"),
+    ];
+    for (name, file) in policies {
+        let named = |kind: &str, name: &str| {
+            let name = format!("k8s-operator-talk-{name}");
+            objects
                 .iter()
-                .find(|o| o["kind"] == "ValidatingAdmissionPolicyBinding")
-                .expect("the chart lacks the policy's binding");
-            assert_eq!(
-                binding["spec"]["policyName"],
-                chart_policy["metadata"]["name"]
-            );
+                .find(|o| o["kind"] == kind && o["metadata"]["name"] == name.as_str())
+        };
+        let chart_policy = named("ValidatingAdmissionPolicy", name);
+        let file = format!("config/policy/{file}");
+        match std::fs::read_to_string(dir.join(&file)) {
+            Ok(text) => {
+                let mut policy = serde_yaml::from_str::<serde_json::Value>(&text).unwrap();
+                policy["spec"]["matchConditions"][0]["expression"] = "request.userInfo.username == \
+                     'system:serviceaccount:' + 'default' + ':' + 'k8s-operator-talk-controller-manager'"
+                    .into();
+                let chart_policy = chart_policy.unwrap_or_else(|| panic!("the chart lacks {file}"));
+                assert_eq!(chart_policy["spec"], policy["spec"], "{file}");
+                let binding = named(
+                    "ValidatingAdmissionPolicyBinding",
+                    &format!("{name}-binding"),
+                )
+                .unwrap_or_else(|| panic!("the chart lacks the binding of {file}"));
+                assert_eq!(
+                    binding["spec"]["policyName"],
+                    chart_policy["metadata"]["name"]
+                );
+            }
+            Err(_) => assert!(
+                chart_policy.is_none(),
+                "the chart has {file}, config/policy not"
+            ),
         }
-        Err(_) => assert!(
-            chart_policy.is_none(),
-            "a policy with no Deployment+Service kind"
-        ),
     }
     // The users' roles of each kind grant what config/rbac's grant.
     for entry in std::fs::read_dir(dir.join("config/rbac")).unwrap() {

@@ -688,6 +688,141 @@ async fn a_bundle_taken_out_of_a_configuration_is_written_back_at_once() {
     server.await.unwrap().expect("serving the webhooks");
 }
 
+/// With config/policy's webhook policy bound to the manager's ServiceAccount (here the
+/// suites'), as config/default binds it, once the API server enforces it.
+async fn install_webhook_policy(admin: &Client, account: &Client, names: &(String, String)) {
+    use k8s_openapi::api::admissionregistration::v1::{
+        ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+    };
+    use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+    use kube::ResourceExt;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/policy");
+    let text = |file: &str| std::fs::read_to_string(root.join(file)).expect(file);
+    let review = Api::<SelfSubjectReview>::all(account.clone())
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await
+        .expect("who the manager is");
+    let user = review
+        .status
+        .and_then(|s| s.user_info?.username)
+        .expect("the manager's user name");
+    let mut policy: ValidatingAdmissionPolicy =
+        serde_saphyr::from_str(&text("manager_webhook_policy.yaml")).unwrap();
+    let conditions = policy
+        .spec
+        .as_mut()
+        .and_then(|spec| spec.match_conditions.as_mut());
+    let condition = conditions
+        .into_iter()
+        .flatten()
+        .find(|c| c.name == "by-the-manager")
+        .expect("the policy's by-the-manager condition");
+    condition.expression = format!("request.userInfo.username == '{user}'");
+    let binding: ValidatingAdmissionPolicyBinding =
+        serde_saphyr::from_str(&text("manager_webhook_policy_binding.yaml")).unwrap();
+    let params = PatchParams::apply("envtest").force();
+    Api::<ValidatingAdmissionPolicy>::all(admin.clone())
+        .patch(&policy.name_any(), &params, &Patch::Apply(&policy))
+        .await
+        .unwrap();
+    Api::<ValidatingAdmissionPolicyBinding>::all(admin.clone())
+        .patch(&binding.name_any(), &params, &Patch::Apply(&binding))
+        .await
+        .unwrap();
+    let longer =
+        serde_json::json!([{"op": "replace", "path": "/webhooks/0/timeoutSeconds", "value": 29}]);
+    eventually("the webhook policy enforced", || async {
+        refused_by_policy(&change_a_configuration(account, names, longer.clone(), true).await)
+            .then_some(())
+    })
+    .await;
+}
+
+/// Applies the JSON patch `patch` to one of the configurations (the validating one, when there
+/// is one) as `client`; a dry run when `dry_run`.
+async fn change_a_configuration(
+    client: &Client,
+    names: &(String, String),
+    patch: serde_json::Value,
+    dry_run: bool,
+) -> Result<(), kube::Error> {
+    let params = PatchParams {
+        dry_run,
+        ..PatchParams::default()
+    };
+    let patch = Patch::Json::<()>(serde_json::from_value(patch).unwrap());
+    if webhook::hooks().iter().any(|h| !h.mutating) {
+        Api::<ValidatingWebhookConfiguration>::all(client.clone())
+            .patch(&names.1, &params, &patch)
+            .await
+            .map(|_| ())
+    } else {
+        Api::<MutatingWebhookConfiguration>::all(client.clone())
+            .patch(&names.0, &params, &patch)
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Whether a ValidatingAdmissionPolicy refused the request.
+fn refused_by_policy(outcome: &Result<(), kube::Error>) -> bool {
+    matches!(outcome, Err(kube::Error::Api(status)) if status.message.contains("ValidatingAdmissionPolicy"))
+}
+
+/// What the manager's ServiceAccount may change in its webhook configurations, whatever its
+/// role grants: their CA bundles, nothing else (config/policy). A stolen token could otherwise
+/// point a webhook at another server, send it more kinds (every Secret written), or let
+/// requests through unjudged.
+#[tokio::test]
+async fn the_manager_changes_only_the_ca_bundles_of_its_webhooks() {
+    let Some(Deployed {
+        cp: _cp,
+        admin,
+        target,
+        names,
+        client,
+    }) = deployed().await
+    else {
+        return;
+    };
+    install_webhook_policy(&admin, &client, &names).await;
+    let mut keeper = Keeper::new(client.clone(), webhook::hooks(), target, NAMESPACE, quick());
+    let mut live = false;
+    for _ in 0..3 {
+        live = keeper.check().await.expect("a check under the policy").1;
+    }
+    assert!(live, "the bundle written under the policy");
+    let changes = [
+        (
+            "another server",
+            serde_json::json!([{"op": "add", "path": "/webhooks/0/clientConfig/service/name", "value": "elsewhere"}]),
+        ),
+        (
+            "more requests",
+            serde_json::json!([{"op": "add", "path": "/webhooks/0/rules/0/resources/-", "value": "secrets"}]),
+        ),
+        (
+            "failing open",
+            serde_json::json!([{"op": "replace", "path": "/webhooks/0/failurePolicy", "value": "Ignore"}]),
+        ),
+        (
+            "a webhook less",
+            serde_json::json!([{"op": "replace", "path": "/webhooks", "value": []}]),
+        ),
+        (
+            "an annotation",
+            serde_json::json!([{"op": "add", "path": "/metadata/annotations", "value": {"cert-manager.io/inject-ca-from": "x/y"}}]),
+        ),
+    ];
+    for (what, patch) in changes {
+        let outcome = change_a_configuration(&client, &names, patch, false).await;
+        assert!(
+            refused_by_policy(&outcome),
+            "{what}: not refused by the policy: {outcome:?}"
+        );
+    }
+}
+
 /// What the conversion webhook of the CRD `name` calls.
 async fn conversion_client(admin: &Client, name: &str) -> WebhookClientConfig {
     let crd = Api::<CustomResourceDefinition>::all(admin.clone())

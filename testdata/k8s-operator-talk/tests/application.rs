@@ -737,6 +737,27 @@ async fn the_api_server_limits_what_the_manager_writes(
         "security profile",
         deployments.create(&dry_run, &unconfined).await.map(|_| ()),
     );
+    let secret_reader = deployment(&|d| {
+        let from = serde_json::from_value(json!([{"secretRef": {"name": "database"}}])).unwrap();
+        pod(d).containers[0].env_from = Some(from);
+    });
+    refused(
+        "a container reading a Secret",
+        "no Secret",
+        deployments
+            .create(&dry_run, &secret_reader)
+            .await
+            .map(|_| ()),
+    );
+    let secret_key = deployment(&|d| {
+        let env = json!([{"name": "PASSWORD", "valueFrom": {"secretKeyRef": {"name": "database", "key": "password"}}}]);
+        pod(d).containers[0].env = Some(serde_json::from_value(env).unwrap());
+    });
+    refused(
+        "a container reading a Secret's key",
+        "no Secret",
+        deployments.create(&dry_run, &secret_key).await.map(|_| ()),
+    );
     let control_plane = deployment(&|d| {
         pod(d).node_name = Some("control-plane".into());
         pod(d).tolerations = Some(vec![corev1::Toleration {
