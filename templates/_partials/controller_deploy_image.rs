@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::{apps::v1 as appsv1, core::v1 as corev1};
@@ -218,6 +219,9 @@ fn service_name(owner: &str) -> String {
 /// create {{ r.kind }}s chooses (`app: <name>` would put their Pods behind the Service of any
 /// workload labelled so, and that workload behind their NodePort). The name label is for people
 /// (`kubectl get pods -l {{ r.crd_name }}/name=<name>`); managed-by scopes our watches.
+/// How long at most a {{ r.kind }} blocked by an object it does not control waits before it
+/// looks again: that object's removal is seen by no watch.
+const CONFLICT_RECHECK: Duration = Duration::from_secs(30);
 const UID_LABEL: &str = "{{ r.crd_name }}/uid";
 const NAME_LABEL: &str = "{{ r.crd_name }}/name";
 

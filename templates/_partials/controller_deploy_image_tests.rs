@@ -566,6 +566,31 @@ mod tests {
         assert!(events.iter().any(|(type_, note)| *type_ == "Warning" && note.contains("exceeded quota")), "{events:?}");
     }
 
+    /// The object in a child's way is not watched: once the user has removed it, the next look
+    /// comes within 30 s, however long the conflict lasted, where other failures back off to 5 min.
+    #[tokio::test]
+    async fn a_conflict_is_looked_at_again_within_30_s() {
+        let (client, _server) = mock_client();
+        let state = Arc::new(State {
+            ctx: Arc::new(Context::with_settings(client, Arc::default(), Settings::default())),
+            deployments: Children::new(cache(vec![]), FIELD_MANAGER),
+            services: Children::new(cache(vec![]), FIELD_MANAGER),
+        });
+        let (store, mut writer) = reflector::store();
+        let cached = fixture(true);
+        writer.apply_watcher_event(&watcher::Event::Apply(cached.clone()));
+        let delay = |error: Error| {
+            for _ in 0..19 {
+                error_policy(Arc::new(cached.clone()), &error, state.clone(), &store);
+            }
+            let action = error_policy(Arc::new(cached.clone()), &error, state.clone(), &store);
+            state.ctx.retries.forget("7b4e1f0c-uid");
+            action
+        };
+        assert_eq!(delay(Error::ChildConflict("x-service".into())), Action::requeue(CONFLICT_RECHECK));
+        assert_ne!(delay(Error::MissingNamespace("test".into())), Action::requeue(CONFLICT_RECHECK));
+    }
+
     #[tokio::test]
     async fn a_failure_is_kept_only_while_its_object_is_cached() {
         let (client, _server) = mock_client();

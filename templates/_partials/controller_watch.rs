@@ -92,6 +92,14 @@ pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, state: Arc<State
     state.ctx.metrics.reconcile_failed(CONTROLLER, error);
     let key = retry_key(obj.as_ref());
     let delay = state.ctx.retries.next_delay(&key);
+{%- if r.deploy_image %}
+    // The object in a child's way is not watched (it lacks the managed-by label), so its
+    // removal wakes nothing: the conflict is looked at again at least this often.
+    let delay = match error.cause() {
+        Error::ChildConflict(_) => delay.min(CONFLICT_RECHECK),
+        _ => delay,
+    };
+{%- endif %}
     if cache.get(&reflector::ObjectRef::from_obj(obj.as_ref())).is_none_or(|cached| cached.uid() != obj.uid()) {
         state.ctx.retries.forget(&key);
     }

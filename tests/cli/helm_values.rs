@@ -124,6 +124,10 @@ pub fn values_reach_the_manager(bin: &Path, dir: &Path) {
         "serviceAccount.name is required when serviceAccount.enabled=false",
     );
     refused(
+        "serviceAccount.enabled=false,serviceAccount.name=default",
+        "serviceAccount.name=default would give the manager's rights to every Pod",
+    );
+    refused(
         "manager.envOverrides.POD_NAME=x",
         "cannot set POD_NAME: the chart sets it",
     );
@@ -159,12 +163,12 @@ fn an_existing_service_account_is_used(bin: &Path, dir: &Path) {
             "--set",
             "serviceAccount.enabled=false",
             "--set",
-            "serviceAccount.name=default",
+            "serviceAccount.name=operator",
         ],
     );
     assert!(objects.iter().all(|o| o["kind"] != "ServiceAccount"));
     let pod = &of_kind(&objects, "Deployment")["spec"]["template"]["spec"];
-    assert_eq!(pod["serviceAccountName"], "default");
+    assert_eq!(pod["serviceAccountName"], "operator");
     let bindings: Vec<&Value> = objects
         .iter()
         .filter(|o| o["kind"] == "RoleBinding" || o["kind"] == "ClusterRoleBinding")
@@ -173,7 +177,7 @@ fn an_existing_service_account_is_used(bin: &Path, dir: &Path) {
     for binding in bindings {
         assert_eq!(
             binding["subjects"],
-            json!([{"kind": "ServiceAccount", "name": "default", "namespace": "default"}]),
+            json!([{"kind": "ServiceAccount", "name": "operator", "namespace": "default"}]),
             "{binding}"
         );
     }

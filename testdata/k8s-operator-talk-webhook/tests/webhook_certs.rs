@@ -610,16 +610,16 @@ async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installe
 /// roles, which must let it watch the configurations by name.
 #[tokio::test]
 async fn a_bundle_taken_out_of_a_configuration_is_written_back_at_once() {
-    let Some(Deployed {
-        cp: _cp,
+    let Some(cluster) = deployed().await else {
+        return;
+    };
+    let Deployed {
         admin,
         target,
         names,
         client,
-    }) = deployed().await
-    else {
-        return;
-    };
+        ..
+    } = cluster;
     let (port, _) = webhook_url();
     let listening = server::Ready::default();
     let options = serve::Options {
@@ -770,21 +770,22 @@ fn refused_by_policy(outcome: &Result<(), kube::Error>) -> bool {
 }
 
 /// What the manager's ServiceAccount may change in its webhook configurations, whatever its
-/// role grants: their CA bundles, nothing else (config/policy). A stolen token could otherwise
-/// point a webhook at another server, send it more kinds (every Secret written), or let
-/// requests through unjudged.
+/// role grants: their CA bundles, nothing else (config/policy); and the one Secret it may
+/// create is its certificate's. A stolen token could otherwise point a webhook at another
+/// server, send it more kinds (every Secret written), let requests through unjudged, or mint
+/// a token that never expires.
 #[tokio::test]
 async fn the_manager_changes_only_the_ca_bundles_of_its_webhooks() {
-    let Some(Deployed {
-        cp: _cp,
+    let Some(cluster) = deployed().await else {
+        return;
+    };
+    let Deployed {
         admin,
         target,
         names,
         client,
-    }) = deployed().await
-    else {
-        return;
-    };
+        ..
+    } = cluster;
     install_webhook_policy(&admin, &client, &names).await;
     let mut keeper = Keeper::new(client.clone(), webhook::hooks(), target, NAMESPACE, quick());
     let mut live = false;
@@ -821,6 +822,20 @@ async fn the_manager_changes_only_the_ca_bundles_of_its_webhooks() {
             "{what}: not refused by the policy: {outcome:?}"
         );
     }
+    // Its certificate Secret is the only one it may create: not a token for its own account.
+    let token: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "forever", "annotations": {"kubernetes.io/service-account.name": "default"}},
+        "type": "kubernetes.io/service-account-token",
+    }))
+    .unwrap();
+    let minted = Api::<Secret>::namespaced(client.clone(), NAMESPACE)
+        .create(&PostParams::default(), &token)
+        .await
+        .map(|_| ());
+    assert!(
+        refused_by_policy(&minted),
+        "a token Secret: not refused by the policy: {minted:?}"
+    );
 }
 
 /// What the conversion webhook of the CRD `name` calls.

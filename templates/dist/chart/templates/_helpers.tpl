@@ -84,14 +84,20 @@ control-plane: controller-manager
 
 {{/*
 The manager's ServiceAccount: the chart's own, or with serviceAccount.enabled=false the existing
-one serviceAccount.name names (`default` for the namespace's default), as kubebuilder's chart has it.
+one serviceAccount.name names, as kubebuilder's chart has it. Not the namespace's `default`,
+which kubebuilder's allows: every Pod of the namespace that names no ServiceAccount runs as it,
+and would get the manager's rights.
 */}}
 {{- define "chart.serviceAccountName" -}}
 {{- $s := include "chart.settings" . | fromJson }}
 {{- if index $s "serviceAccount.enabled" }}
 {{- include "chart.resourceName" (dict "suffix" "controller-manager" "context" .) }}
 {{- else }}
-{{- required "serviceAccount.name is required when serviceAccount.enabled=false (set it to default for the namespace's default ServiceAccount)" (index $s "serviceAccount.name") }}
+{{- $name := required "serviceAccount.name is required when serviceAccount.enabled=false: the name of an existing ServiceAccount for the manager alone" (index $s "serviceAccount.name") }}
+{{- if eq $name "default" }}
+{{- fail "serviceAccount.name=default would give the manager's rights to every Pod of the namespace that names no ServiceAccount: name one for the manager alone, or leave serviceAccount.enabled=true" }}
+{{- end }}
+{{- $name }}
 {{- end }}
 {{- end }}
 

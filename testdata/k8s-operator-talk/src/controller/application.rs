@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::{apps::v1 as appsv1, core::v1 as corev1};
@@ -171,6 +172,12 @@ pub fn error_policy(
     state.ctx.metrics.reconcile_failed(CONTROLLER, error);
     let key = retry_key(obj.as_ref());
     let delay = state.ctx.retries.next_delay(&key);
+    // The object in a child's way is not watched (it lacks the managed-by label), so its
+    // removal wakes nothing: the conflict is looked at again at least this often.
+    let delay = match error.cause() {
+        Error::ChildConflict(_) => delay.min(CONFLICT_RECHECK),
+        _ => delay,
+    };
     if cache
         .get(&reflector::ObjectRef::from_obj(obj.as_ref()))
         .is_none_or(|cached| cached.uid() != obj.uid())
@@ -494,6 +501,9 @@ fn service_name(owner: &str) -> String {
 /// create Applications chooses (`app: <name>` would put their Pods behind the Service of any
 /// workload labelled so, and that workload behind their NodePort). The name label is for people
 /// (`kubectl get pods -l applications.minetto.dev/name=<name>`); managed-by scopes our watches.
+/// How long at most a Application blocked by an object it does not control waits before it
+/// looks again: that object's removal is seen by no watch.
+const CONFLICT_RECHECK: Duration = Duration::from_secs(30);
 const UID_LABEL: &str = "applications.minetto.dev/uid";
 const NAME_LABEL: &str = "applications.minetto.dev/name";
 
@@ -1457,6 +1467,41 @@ mod tests {
                 .iter()
                 .any(|(type_, note)| *type_ == "Warning" && note.contains("exceeded quota")),
             "{events:?}"
+        );
+    }
+
+    /// The object in a child's way is not watched: once the user has removed it, the next look
+    /// comes within 30 s, however long the conflict lasted, where other failures back off to 5 min.
+    #[tokio::test]
+    async fn a_conflict_is_looked_at_again_within_30_s() {
+        let (client, _server) = mock_client();
+        let state = Arc::new(State {
+            ctx: Arc::new(Context::with_settings(
+                client,
+                Arc::default(),
+                Settings::default(),
+            )),
+            deployments: Children::new(cache(vec![]), FIELD_MANAGER),
+            services: Children::new(cache(vec![]), FIELD_MANAGER),
+        });
+        let (store, mut writer) = reflector::store();
+        let cached = fixture(true);
+        writer.apply_watcher_event(&watcher::Event::Apply(cached.clone()));
+        let delay = |error: Error| {
+            for _ in 0..19 {
+                error_policy(Arc::new(cached.clone()), &error, state.clone(), &store);
+            }
+            let action = error_policy(Arc::new(cached.clone()), &error, state.clone(), &store);
+            state.ctx.retries.forget("7b4e1f0c-uid");
+            action
+        };
+        assert_eq!(
+            delay(Error::ChildConflict("x-service".into())),
+            Action::requeue(CONFLICT_RECHECK)
+        );
+        assert_ne!(
+            delay(Error::MissingNamespace("test".into())),
+            Action::requeue(CONFLICT_RECHECK)
         );
     }
 
