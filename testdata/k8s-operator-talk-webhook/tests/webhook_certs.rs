@@ -610,16 +610,16 @@ async fn with_the_deployed_roles_the_manager_writes_its_bundle_into_the_installe
 /// roles, which must let it watch the configurations by name.
 #[tokio::test]
 async fn a_bundle_taken_out_of_a_configuration_is_written_back_at_once() {
-    let Some(cluster) = deployed().await else {
-        return;
-    };
-    let Deployed {
+    let Some(Deployed {
+        cp: _cp,
         admin,
         target,
         names,
         client,
-        ..
-    } = cluster;
+    }) = deployed().await
+    else {
+        return;
+    };
     let (port, _) = webhook_url();
     let listening = server::Ready::default();
     let options = serve::Options {
@@ -779,15 +779,15 @@ async fn the_manager_changes_only_the_ca_bundles_of_its_webhooks() {
     let Some(cluster) = deployed().await else {
         return;
     };
-    let Deployed {
-        admin,
-        target,
-        names,
-        client,
-        ..
-    } = cluster;
-    install_webhook_policy(&admin, &client, &names).await;
-    let mut keeper = Keeper::new(client.clone(), webhook::hooks(), target, NAMESPACE, quick());
+    let (admin, client, names) = (&cluster.admin, &cluster.client, &cluster.names);
+    install_webhook_policy(admin, client, names).await;
+    let mut keeper = Keeper::new(
+        client.clone(),
+        webhook::hooks(),
+        cluster.target.clone(),
+        NAMESPACE,
+        quick(),
+    );
     let mut live = false;
     for _ in 0..3 {
         live = keeper.check().await.expect("a check under the policy").1;
@@ -816,7 +816,7 @@ async fn the_manager_changes_only_the_ca_bundles_of_its_webhooks() {
         ),
     ];
     for (what, patch) in changes {
-        let outcome = change_a_configuration(&client, &names, patch, false).await;
+        let outcome = change_a_configuration(client, names, patch, false).await;
         assert!(
             refused_by_policy(&outcome),
             "{what}: not refused by the policy: {outcome:?}"

@@ -1470,10 +1470,14 @@ mod tests {
         );
     }
 
-    /// The object in a child's way is not watched: once the user has removed it, the next look
-    /// comes within 30 s, however long the conflict lasted, where other failures back off to 5 min.
-    #[tokio::test]
-    async fn a_conflict_is_looked_at_again_within_30_s() {
+    /// What `error_policy` works with: a manager's state (no request expected) and the
+    /// controller's cache, holding `fixture(true)`; with the cache's writer and that object.
+    fn failing() -> (
+        Arc<State>,
+        reflector::Store<Application>,
+        reflector::store::Writer<Application>,
+        Application,
+    ) {
         let (client, _server) = mock_client();
         let state = Arc::new(State {
             ctx: Arc::new(Context::with_settings(
@@ -1487,6 +1491,14 @@ mod tests {
         let (store, mut writer) = reflector::store();
         let cached = fixture(true);
         writer.apply_watcher_event(&watcher::Event::Apply(cached.clone()));
+        (state, store, writer, cached)
+    }
+
+    /// The object in a child's way is not watched: once the user has removed it, the next look
+    /// comes within 30 s, however long the conflict lasted, where other failures back off to 5 min.
+    #[tokio::test]
+    async fn a_conflict_is_looked_at_again_within_30_s() {
+        let (state, store, _writer, cached) = failing();
         let delay = |error: Error| {
             for _ in 0..19 {
                 error_policy(Arc::new(cached.clone()), &error, state.clone(), &store);
@@ -1507,19 +1519,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failure_is_kept_only_while_its_object_is_cached() {
-        let (client, _server) = mock_client();
-        let state = Arc::new(State {
-            ctx: Arc::new(Context::with_settings(
-                client,
-                Arc::default(),
-                Settings::default(),
-            )),
-            deployments: Children::new(cache(vec![]), FIELD_MANAGER),
-            services: Children::new(cache(vec![]), FIELD_MANAGER),
-        });
-        let (store, mut writer) = reflector::store();
-        let cached = fixture(true);
-        writer.apply_watcher_event(&watcher::Event::Apply(cached.clone()));
+        let (state, store, mut writer, cached) = failing();
         let error = || Error::MissingNamespace("test".into());
         error_policy(Arc::new(cached.clone()), &error(), state.clone(), &store);
         assert!(state.ctx.retries.failing("7b4e1f0c-uid"));
