@@ -128,7 +128,7 @@ where
                 Ok(_) => None,
                 Err(err) => {
                     if !std::mem::replace(&mut told, true) {
-                        tracing::warn!(%name, %err, "cannot watch where the CA bundle goes: it is checked every minute instead");
+                        tracing::warn!(%name, %err, "cannot watch where the CA bundle goes: it is written at each periodic check instead (at most a minute apart)");
                     }
                     None
                 }
