@@ -31,6 +31,7 @@ pub struct Versions {
     pub ring: &'static str,
     pub tokio_rustls: &'static str,
     pub tempfile: &'static str,
+    pub tower: &'static str,
     pub tower_test: &'static str,
     pub http: &'static str,
     /// The JSON patch of a defaulting webhook's answer: the major kube-core's admission uses.
@@ -68,6 +69,7 @@ pub const VERSIONS: Versions = Versions {
     ring: "0.17",
     tokio_rustls: "0.26",
     tempfile: "3",
+    tower: "0.5",
     tower_test: "0.4",
     http: "1",
     json_patch: "4",

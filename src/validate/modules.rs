@@ -27,6 +27,7 @@ pub const GENERATED_MODULES: &[&str] = &[
     "conversion",
     "intake",
     "keeper",
+    "metrics",
     "samples",
     "serve",
 ];
@@ -57,6 +58,7 @@ pub const CRATE_MODULES: &[&str] = &[
     "time",
     "tokio",
     "tokio_rustls",
+    "tower",
     "tower_test",
     "tracing",
     "tracing_subscriber",

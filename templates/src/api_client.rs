@@ -1,9 +1,15 @@
 //! The manager's client of the API server: kube's, from the kubeconfig or the in-cluster
-//! service account, with a limit on how long an answer may stay silent.
+//! service account, with a limit on how long an answer may stay silent, counting its requests
+//! (`requests`).
+
+mod requests;
 
 use std::time::Duration;
 
+use kube::client::ClientBuilder;
 use kube::{Client, Config};
+
+pub use self::requests::Requests;
 
 /// How long a request to the API server may go without a byte of its answer, counted from
 /// when it was sent. kube sets no limit: a list or a watch sent on a connection to an API
@@ -12,10 +18,15 @@ use kube::{Client, Config};
 /// after 290 s (kube's watcher default).
 pub const READ_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// A client for the cluster the manager runs in (or the kubeconfig's current context).
-pub async fn connect() -> Result<Client, Box<dyn std::error::Error>> {
-    let config = Config::infer().await?;
-    Ok(Client::try_from(with_read_timeout(config))?)
+/// A client for the cluster the manager runs in (or the kubeconfig's current context),
+/// counting what it sends in `requests`.
+pub async fn connect(requests: &Requests) -> Result<Client, Box<dyn std::error::Error>> {
+    let config = with_read_timeout(Config::infer().await?);
+    let host = config.cluster_url.authority().map(|a| a.to_string());
+    let counting = requests.layer(&host.unwrap_or_default());
+    Ok(ClientBuilder::try_from(config)?
+        .with_layer(&counting)
+        .build())
 }
 
 fn with_read_timeout(mut config: Config) -> Config {

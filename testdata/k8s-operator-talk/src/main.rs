@@ -127,8 +127,8 @@ async fn main() -> ExitCode {
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let shutdown = Shutdown::on_signals()?;
-    let client = api_client::connect().await?;
     let metrics = Arc::new(Metrics::default());
+    let client = api_client::connect(&metrics.client_requests).await?;
     // Ready once the controllers are (or stand by for the Lease) and the webhooks are served.
     let (ready, webhooks_listening) = (Ready::default(), Ready::default());
     let metrics_listener = server::bind(&args.metrics_bind_address).await?;
@@ -195,12 +195,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ready.set();
         let identity = leader::identity();
         info!(namespace = %args.leader_election_namespace, %identity, "waiting for leadership");
+        metrics.leading(leader::LEASE, false);
         tokio::select! {
             acquired = Leadership::acquire(client.clone(), &args.leader_election_namespace, leader::LEASE, identity, Timings::DEFAULT) => leadership = Some(acquired?),
             () = shutdown.clone().requested() => return stopped(servers, webhooks).await,
             failed = &mut webhooks_down => return Err(failed.into()),
         }
         info!("leading");
+        metrics.leading(leader::LEASE, true);
     }
 
     let settings = Settings {

@@ -1,12 +1,16 @@
-//! Prometheus metrics of the reconcilers, with controller-runtime's names and labels
+//! Prometheus metrics of the manager, with controller-runtime's names and labels, so that
+//! panels and alerts made for kubebuilder operators work unchanged: the reconciles'
 //! (`controller_runtime_reconcile_total{controller,result}`, `..._reconcile_errors_total`,
-//! `..._reconcile_time_seconds`, `..._max_concurrent_reconciles`, `..._active_workers`), so
-//! that panels and alerts on reconciles made for kubebuilder operators work unchanged; those on
-//! controller-runtime's `workqueue_*`, `rest_client_*`, `process_*` and
-//! `controller_runtime_webhook_*` families find nothing here. What failed is
-//! counted apart, by cause, in `operator_reconcile_errors_by_cause_total`, and objects by the
-//! status of their `Ready` condition in `operator_ready_objects` (see `ready`).
+//! `..._reconcile_time_seconds`, `..._max_concurrent_reconciles`, `..._active_workers`), the
+//! webhooks' (`controller_runtime_webhook_*`, see `crate::webhook::metrics`), the client's
+//! (`rest_client_requests_total`, see `crate::api_client`), the Lease's
+//! (`leader_election_master_status`) and the process's (`process_*`, see `process`). kube's
+//! controller keeps its queue to itself, so controller-runtime's `workqueue_*` families find
+//! nothing here. What failed is counted apart, by cause, in
+//! `operator_reconcile_errors_by_cause_total`, and objects by the status of their `Ready`
+//! condition in `operator_ready_objects` (see `ready`).
 
+mod process;
 mod ready;
 
 use std::time::{Duration, Instant};
@@ -21,6 +25,7 @@ use prometheus_client::registry::Registry;
 
 pub use self::ready::ReadyCounts;
 use self::ready::ReadyObjects;
+use crate::api_client::Requests;
 use crate::{Error, Result};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -33,6 +38,11 @@ pub struct ResultLabels {
     pub controller: String,
     /// `success`, `error`, `requeue_after` (a reconcile asked to run again early).
     pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LeaseLabels {
+    pub name: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -59,6 +69,9 @@ pub struct Metrics {
     max_concurrent: Family<ControllerLabels, Gauge>,
     active: Family<ControllerLabels, Gauge>,
     ready: ReadyObjects,
+    leading: Family<LeaseLabels, Gauge>,
+    /// The requests of the manager's client (`api_client::connect`).
+    pub client_requests: Requests,
 }
 
 impl Default for Metrics {
@@ -103,6 +116,16 @@ impl Default for Metrics {
         );
         let ready = ReadyObjects::default();
         registry.register_collector(Box::new(ready.clone()));
+        let leading = Family::<LeaseLabels, Gauge>::default();
+        registry.register(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name",
+            leading.clone(),
+        );
+        let client_requests = Requests::default();
+        client_requests.register(&mut registry);
+        crate::webhook::metrics::served().register(&mut registry);
+        registry.register_collector(Box::new(process::Process));
         Metrics {
             registry,
             total,
@@ -112,6 +135,8 @@ impl Default for Metrics {
             max_concurrent,
             active,
             ready,
+            leading,
+            client_requests,
         }
     }
 }
@@ -167,6 +192,12 @@ impl Metrics {
             controller: controller.to_string(),
             start: Instant::now(),
         }
+    }
+
+    /// Whether this replica holds the Lease `lease` (1) or stands by for it (0).
+    pub fn leading(&self, lease: &str, leading: bool) {
+        let labels = LeaseLabels { name: lease.into() };
+        self.leading.get_or_create(&labels).set(leading.into());
     }
 
     /// Counts a failed reconcile of `controller`, and what failed.
@@ -232,6 +263,7 @@ impl Drop for ReconcileTimer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tower::Layer;
 
     #[test]
     fn counts_reconciles_errors_and_workers_as_controller_runtime_does() {
@@ -284,6 +316,38 @@ mod tests {
             r#"operator_ready_objects{controller="widget",status="True"} 2"#,
             r#"operator_ready_objects{controller="widget",status="False"} 1"#,
             r#"operator_ready_objects{controller="widget",status="Unknown"} 1"#,
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn exports_the_lease_the_client_the_webhooks_and_the_process() {
+        let metrics = Metrics::default();
+        for (leading, value) in [(false, 0), (true, 1)] {
+            metrics.leading("lease", leading);
+            let text = metrics.encode().unwrap();
+            let line = format!("leader_election_master_status{{name=\"lease\"}} {value}\n");
+            assert!(text.contains(&line), "missing {line} in\n{text}");
+        }
+        // A family shows once it has a series: one request of the client, one webhook served.
+        let api_server = tower::service_fn(|_: http::Request<()>| async {
+            Ok::<_, std::convert::Infallible>(http::Response::new(()))
+        });
+        let client = metrics
+            .client_requests
+            .layer("10.96.0.1:443")
+            .layer(api_server);
+        let request = http::Request::get("/api").body(()).unwrap();
+        tower::ServiceExt::oneshot(client, request).await.unwrap();
+        let hook = "/validate-exported";
+        let _ = crate::webhook::metrics::served().instrument(axum::Router::new(), &[hook]);
+        let text = metrics.encode().unwrap();
+        for line in [
+            r#"rest_client_requests_total{code="200",method="GET",host="10.96.0.1:443"} 1"#,
+            r#"controller_runtime_webhook_requests_total{webhook="/validate-exported",code="200"} 0"#,
+            #[cfg(target_os = "linux")]
+            "# TYPE process_resident_memory_bytes gauge",
         ] {
             assert!(text.contains(line), "missing {line} in\n{text}");
         }

@@ -5,9 +5,10 @@
 //! (`--conversion`): `conversions`, which routes ConversionReviews through each kind's hub.
 //! The manager serves them over HTTPS (`serve`) with certificates it keeps itself (`keeper`,
 //! `certs`), whose CA bundle it writes where the API server reads it (`ca_bundle`), and `make
-//! manifests` writes their configurations (`configs`). Until the project has a webhook, only
-//! `flags`, `run` and `manifests` are here: the manager takes the webhook flags and serves
-//! nothing, and its binary carries no webhook server.
+//! manifests` writes their configurations (`configs`), counting each review in `metrics`.
+//! Until the project has a webhook, only `flags`, `metrics`, `run` and `manifests` are here:
+//! the manager takes the webhook flags and serves nothing, and its binary carries no webhook
+//! server.
 
 use kube::Client;
 
@@ -21,6 +22,7 @@ pub mod conversion;
 pub mod flags;
 pub mod intake;
 pub mod keeper;
+pub mod metrics;
 pub mod samples;
 pub mod serve;
 

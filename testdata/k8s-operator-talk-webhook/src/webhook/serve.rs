@@ -61,9 +61,13 @@ impl Options {
 /// and new), and the API server stores objects of up to about 3 MB.
 pub const MAX_REQUEST_BYTES: usize = 7 * 1024 * 1024;
 
-/// Every webhook's route, and `/convert` when kinds convert through the manager.
+/// Every webhook's route, and `/convert` when kinds convert through the manager, each counted
+/// in `super::metrics`.
 pub fn router(hooks: &[Hook]) -> Router {
     let conversions = Arc::new(super::conversions());
+    let paths: Vec<&'static str> = (hooks.iter().map(|hook| hook.path))
+        .chain((!conversions.is_empty()).then_some(conversion::PATH))
+        .collect();
     let base = if conversions.is_empty() {
         Router::new()
     } else {
@@ -82,10 +86,11 @@ pub fn router(hooks: &[Hook]) -> Router {
             post(move |body: Bytes| answered(move || handle(&body))),
         )
     });
-    intake::limited(
+    let limited = intake::limited(
         routes.layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES)),
         Intake::DEFAULT,
-    )
+    );
+    super::metrics::served().instrument(limited, &paths)
 }
 
 /// The JSON answer `review` makes, made on a blocking thread: decoding a review of a few MB
@@ -386,7 +391,24 @@ mod tests {
 
     #[tokio::test]
     async fn reviews_up_to_controller_runtimes_limit_are_read_and_larger_ones_refused() {
+        let before = (served_count("200"), served_count("413"));
         assert_eq!(post_status(3 * 1024 * 1024).await, "200");
         assert_eq!(post_status(MAX_REQUEST_BYTES + 1).await, "413");
+        // Both counted in the manager's metrics, the refusal too.
+        assert!(served_count("200") > before.0);
+        assert!(served_count("413") > before.1);
+    }
+
+    /// `/hook`'s answers with `code` so far in the manager's webhook metrics.
+    fn served_count(code: &str) -> u64 {
+        let mut registry = prometheus_client::registry::Registry::default();
+        super::super::metrics::served().register(&mut registry);
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
+        let series = r#"controller_runtime_webhook_requests_total{webhook="/hook",code="CODE"} "#;
+        let series = series.replace("CODE", code);
+        (out.lines())
+            .find_map(|line| line.strip_prefix(&series))
+            .map_or(0, |n| n.parse().unwrap())
     }
 }
