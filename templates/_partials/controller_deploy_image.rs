@@ -274,11 +274,14 @@ pub fn deployment(obj: &{{ r.type_name }}) -> Result<appsv1::Deployment> {
                             protocol: Some("TCP".into()),
                             ..Default::default()
                         }]),
-                        // Nothing it runs gains privileges (setuid binaries), and the syscalls
-                        // it may make are the runtime's default set: both hold for any image
-                        // that does not need them, nginx's included (it may still start as root).
+                        // Nothing it runs gains privileges (setuid binaries) or crafts raw
+                        // packets (NET_RAW: ping needs it, little else, and it lets a Pod spoof
+                        // its neighbours' ARP and DNS), and the syscalls it may make are the
+                        // runtime's default set: all hold for any image that does not need
+                        // them, nginx's included (it may still start as root).
                         security_context: Some(corev1::SecurityContext {
                             allow_privilege_escalation: Some(false),
+                            capabilities: Some(corev1::Capabilities { drop: Some(vec!["NET_RAW".into()]), ..Default::default() }),
                             seccomp_profile: Some(corev1::SeccompProfile { type_: "RuntimeDefault".into(), ..Default::default() }),
                             ..Default::default()
                         }),

@@ -177,6 +177,7 @@ mod tests {
         let container = &pod.containers[0];
         let security = container.security_context.clone().unwrap();
         assert_eq!(security.allow_privilege_escalation, Some(false));
+        assert_eq!(security.capabilities.and_then(|c| c.drop), Some(vec!["NET_RAW".to_string()]));
         assert_eq!(container.name, "test-container");
         assert_eq!(container.image.as_deref(), Some("nginx:latest"));
         assert_eq!(container.ports.as_ref().unwrap()[0].container_port, 80);

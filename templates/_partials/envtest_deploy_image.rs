@@ -367,6 +367,8 @@ async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, admin:
         security.seccomp_profile.as_mut().unwrap().type_ = "Unconfined".into();
     });
     refused("an unconfined container", "security profile", deployments.create(&dry_run, &unconfined).await.map(|_| ()));
+    let raw_sockets = deployment(&|d| pod(d).containers[0].security_context.as_mut().unwrap().capabilities = None);
+    refused("a container with raw sockets", "NET_RAW", deployments.create(&dry_run, &raw_sockets).await.map(|_| ()));
     let secret_reader = deployment(&|d| {
         let from = serde_json::from_value(json!([{"secretRef": {"name": "database"}}])).unwrap();
         pod(d).containers[0].env_from = Some(from);

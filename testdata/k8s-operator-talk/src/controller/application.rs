@@ -567,11 +567,17 @@ pub fn deployment(obj: &Application) -> Result<appsv1::Deployment> {
                             protocol: Some("TCP".into()),
                             ..Default::default()
                         }]),
-                        // Nothing it runs gains privileges (setuid binaries), and the syscalls
-                        // it may make are the runtime's default set: both hold for any image
-                        // that does not need them, nginx's included (it may still start as root).
+                        // Nothing it runs gains privileges (setuid binaries) or crafts raw
+                        // packets (NET_RAW: ping needs it, little else, and it lets a Pod spoof
+                        // its neighbours' ARP and DNS), and the syscalls it may make are the
+                        // runtime's default set: all hold for any image that does not need
+                        // them, nginx's included (it may still start as root).
                         security_context: Some(corev1::SecurityContext {
                             allow_privilege_escalation: Some(false),
+                            capabilities: Some(corev1::Capabilities {
+                                drop: Some(vec!["NET_RAW".into()]),
+                                ..Default::default()
+                            }),
                             seccomp_profile: Some(corev1::SeccompProfile {
                                 type_: "RuntimeDefault".into(),
                                 ..Default::default()
@@ -910,6 +916,10 @@ mod tests {
         let container = &pod.containers[0];
         let security = container.security_context.clone().unwrap();
         assert_eq!(security.allow_privilege_escalation, Some(false));
+        assert_eq!(
+            security.capabilities.and_then(|c| c.drop),
+            Some(vec!["NET_RAW".to_string()])
+        );
         assert_eq!(container.name, "test-container");
         assert_eq!(container.image.as_deref(), Some("nginx:latest"));
         assert_eq!(container.ports.as_ref().unwrap()[0].container_port, 80);
