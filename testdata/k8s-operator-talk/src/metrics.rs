@@ -4,7 +4,8 @@
 //! `..._reconcile_time_seconds`, `..._max_concurrent_reconciles`, `..._active_workers`), the
 //! webhooks' (`controller_runtime_webhook_*`, see `crate::webhook::metrics`), the client's
 //! (`rest_client_requests_total`, see `crate::api_client`), the Lease's
-//! (`leader_election_master_status`) and the process's (`process_*`, see `process`). kube's
+//! (`leader_election_master_status`), the certificate files' (`certwatcher_*`, see
+//! `crate::tls`) and the process's (`process_*`, see `process`). kube's
 //! controller keeps its queue to itself, so controller-runtime's `workqueue_*` families find
 //! nothing here. What failed is counted apart, by cause, in
 //! `operator_reconcile_errors_by_cause_total`, and objects by the status of their `Ready`
@@ -125,6 +126,7 @@ impl Default for Metrics {
         let client_requests = Requests::default();
         client_requests.register(&mut registry);
         crate::webhook::metrics::served().register(&mut registry);
+        crate::tls::reads().register(&mut registry);
         registry.register_collector(Box::new(process::Process));
         Metrics {
             registry,
@@ -346,6 +348,8 @@ mod tests {
         for line in [
             r#"rest_client_requests_total{code="200",method="GET",host="10.96.0.1:443"} 1"#,
             r#"controller_runtime_webhook_requests_total{webhook="/validate-exported",code="200"} 0"#,
+            "# TYPE certwatcher_read_certificate counter",
+            "# TYPE certwatcher_read_certificate_errors counter",
             #[cfg(target_os = "linux")]
             "# TYPE process_resident_memory_bytes gauge",
         ] {

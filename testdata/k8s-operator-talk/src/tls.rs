@@ -1,10 +1,11 @@
 //! TLS for the metrics and webhook servers: the serving certificate and a listener that hands axum finished
 //! TLS connections. The certificate is either made at start (self-signed, as
 //! controller-runtime does when none is given) or read from a directory, such as a mounted
-//! cert-manager Secret, and read again when its files change. Only HTTP/1.1 is offered (ALPN),
-//! as kubebuilder's managers do by default.
+//! cert-manager Secret, and read again when its files change (each read counted in `reads`).
+//! Only HTTP/1.1 is offered (ALPN), as kubebuilder's managers do by default.
 
 mod handshakes;
+mod reads;
 
 use std::fmt;
 use std::io;
@@ -25,6 +26,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
 use handshakes::Handshakes;
+pub use reads::{CertReads, reads};
 
 /// A client that has not finished its handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -135,8 +137,11 @@ impl ServingCert {
 
     /// The certificate in `files`, read now; `reload` reads them again.
     pub fn from_files(files: CertFiles) -> Result<Self, CertError> {
-        let (cert, key) = files.read()?;
-        let certified = files.parse(&cert, &key)?;
+        let read = files.read().and_then(|(cert, key)| {
+            let certified = files.parse(&cert, &key)?;
+            Ok((cert, key, certified))
+        });
+        let (cert, key, certified) = reads().count(read)?;
         Ok(Self {
             current: RwLock::new(Arc::new(certified)),
             files: Some((files, RwLock::new((cert, key)))),
@@ -164,14 +169,15 @@ impl ServingCert {
         let Some((files, last)) = &self.files else {
             return Ok(false);
         };
-        let read = files.read()?;
-        if *last.read().unwrap() == read {
-            return Ok(false);
-        }
-        let certified = files.parse(&read.0, &read.1)?;
-        *self.current.write().unwrap() = Arc::new(certified);
-        *last.write().unwrap() = read;
-        Ok(true)
+        reads().count(files.read().and_then(|read| {
+            if *last.read().unwrap() == read {
+                return Ok(false);
+            }
+            let certified = files.parse(&read.0, &read.1)?;
+            *self.current.write().unwrap() = Arc::new(certified);
+            *last.write().unwrap() = read;
+            Ok(true)
+        }))
     }
 
     /// The directory the certificate is read from, for logs.

@@ -23,6 +23,7 @@ fn presented(cert: &ServingCert) -> Vec<u8> {
 
 #[test]
 fn reads_a_pair_from_a_directory_and_again_when_it_changes() {
+    let (reads_before, errors_before) = reads().counts();
     let dir = tempfile::tempdir().unwrap();
     let first = write_pair(dir.path(), "a.example");
     let cert = ServingCert::from_files(files(dir.path())).unwrap();
@@ -50,6 +51,16 @@ fn reads_a_pair_from_a_directory_and_again_when_it_changes() {
         "a certificate served with another's key"
     );
     assert_eq!(presented(&cert), second);
+    // Every read counted, the failed ones apart (other tests may read at the same time).
+    let (reads_after, errors_after) = reads().counts();
+    assert!(
+        reads_after - reads_before >= 5,
+        "{reads_before} then {reads_after}"
+    );
+    assert!(
+        errors_after - errors_before >= 2,
+        "{errors_before} then {errors_after}"
+    );
 }
 
 #[test]
