@@ -66,6 +66,6 @@ pub async fn reconcile(obj: Arc<{{ r.kind }}>, state: Arc<State>) -> Result<Acti
 /// restart and failure; return the first error (with `?`) to retry after a growing delay.
 async fn apply(obj: &{{ r.kind }}, state: &State) -> Result<Action> {
     // Your logic goes here.
-    debug!(controller = CONTROLLER, object = %obj.name_any(), "reconciled");
+    debug!(controller = CONTROLLER, namespace = %obj.namespace().unwrap_or_default(), object = %obj.name_any(), "reconciled");
     Ok(Action::requeue(state.ctx.settings.sync_period))
 }

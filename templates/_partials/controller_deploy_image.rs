@@ -164,7 +164,7 @@ async fn cleanup(obj: &{{ r.type_name }}, _api: &Api<{{ r.type_name }}>, state: 
         Ok(deleted) => deleted,
         Err(err) => return report_failure(obj, state, err).await,
     };
-    info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
+    info!(controller = CONTROLLER, namespace = %obj.namespace().unwrap_or_default(), object = %obj.name_any(), "cleaned up");
     if !deleted.is_empty() {
         let note = format!("Deleted {}", deleted.join(", "));
         state.ctx.publish(obj, EventType::Normal, "Deleted", note);

@@ -59,7 +59,7 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
 /// Undoes what `apply` did outside the cluster's garbage collection, before the object goes.
 /// A failure returned through `report_failure` shows in the status, as `apply`'s does.
 async fn cleanup(obj: &{{ r.type_name }}, _api: &Api<{{ r.type_name }}>, _state: &State) -> Result<Action> {
-    info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
+    info!(controller = CONTROLLER, namespace = %obj.namespace().unwrap_or_default(), object = %obj.name_any(), "cleaned up");
     Ok(Action::await_change())
 }
 

@@ -77,8 +77,10 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
         controller
             .run(reconcile, move |obj, error: &Error, state| error_policy(obj, error, state, &cache), state)
             .for_each(|result| async move {
-                if let Err(err) = result {
-                    warn!(controller = CONTROLLER, "{err}");
+                match result {
+                    // error_policy has logged it, naming the object.
+                    Ok(_) | Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {}
+                    Err(err) => warn!(controller = CONTROLLER, "{err}"),
                 }
             })
             .await;
@@ -103,6 +105,6 @@ pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, state: Arc<State
     if cache.get(&reflector::ObjectRef::from_obj(obj.as_ref())).is_none_or(|cached| cached.uid() != obj.uid()) {
         state.ctx.retries.forget(&key);
     }
-    warn!(controller = CONTROLLER, object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
+    warn!(controller = CONTROLLER, namespace = %obj.namespace().unwrap_or_default(), object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
     Action::requeue(delay)
 }

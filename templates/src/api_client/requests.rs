@@ -1,12 +1,13 @@
 //! client-go's `rest_client_requests_total{code,method,host}`, which controller-runtime
 //! exports: every request the manager sends the API server, by the answer's status code
-//! (`<error>` when none came: a refused connection, a timeout), HTTP method and API server.
+//! (`<error>` when none came: a refused connection, a timeout, a request given up), HTTP
+//! method and API server.
 //! Counted by a layer on kube's client, so that reads, writes, watches, Lease renewals and
 //! events are all in it.
 
 use std::task::{Context, Poll};
 
-use futures::FutureExt;
+use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use http::{Request, Response};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -90,19 +91,43 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let method = request.method().as_str().to_string();
-        let Counting { requests, host } = self.counting.clone();
-        self.inner
-            .call(request)
-            .map(move |answer| {
-                let code = match &answer {
-                    Ok(answer) => answer.status().as_str().to_string(),
-                    Err(_) => "<error>".to_string(),
-                };
-                requests.count(code, method, host);
-                answer
-            })
-            .boxed()
+        let mut sent = Sent {
+            counting: self.counting.clone(),
+            method: request.method().as_str().to_string(),
+            code: None,
+        };
+        let answer = self.inner.call(request);
+        async move {
+            let answer = answer.await;
+            if let Ok(answer) = &answer {
+                sent.answered(answer.status().as_str());
+            }
+            answer
+        }
+        .boxed()
+    }
+}
+
+/// A request sent, counted when its answer comes or when it is given up: a request with no
+/// answer (an error, or a timeout that dropped it: a reconcile's, a Lease renewal's) counts
+/// as `<error>`, as client-go counts a request whose context ended.
+struct Sent {
+    counting: Counting,
+    method: String,
+    code: Option<String>,
+}
+
+impl Sent {
+    fn answered(&mut self, code: &str) {
+        self.code = Some(code.to_string());
+    }
+}
+
+impl Drop for Sent {
+    fn drop(&mut self) {
+        let code = self.code.take().unwrap_or_else(|| "<error>".into());
+        let Counting { requests, host } = &self.counting;
+        requests.count(code, std::mem::take(&mut self.method), host.clone());
     }
 }
 
@@ -126,6 +151,7 @@ mod tests {
         let api_server = tower::service_fn(|request: Request<()>| async move {
             match request.uri().path() {
                 "/down" => Err("connection refused"),
+                "/slow" => std::future::pending().await,
                 "/missing" => Ok(Response::builder().status(404).body(()).unwrap()),
                 _ => Ok(Response::new(())),
             }
@@ -148,8 +174,20 @@ mod tests {
                 assert_eq!(answer.unwrap().status(), StatusCode::NOT_FOUND);
             }
         }
+        // One given up before its answer came (a timeout drops it).
+        let request = Request::builder()
+            .method("DELETE")
+            .uri("/slow")
+            .body(())
+            .unwrap();
+        let given_up = tokio::time::timeout(
+            std::time::Duration::from_millis(50),
+            client.clone().oneshot(request),
+        );
+        assert!(given_up.await.is_err(), "the slow request was answered");
         let out = encoded(&requests);
         for expected in [
+            r#"rest_client_requests_total{code="<error>",method="DELETE",host="10.96.0.1:443"} 1"#,
             r#"rest_client_requests_total{code="200",method="GET",host="10.96.0.1:443"} 2"#,
             r#"rest_client_requests_total{code="404",method="PATCH",host="10.96.0.1:443"} 1"#,
             r#"rest_client_requests_total{code="<error>",method="PUT",host="10.96.0.1:443"} 1"#,

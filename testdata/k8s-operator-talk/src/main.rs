@@ -17,7 +17,7 @@ use k8s_operator_talk::metrics::Metrics;
 use k8s_operator_talk::metrics_auth::Authorizer;
 use k8s_operator_talk::server::{self, Ready};
 use k8s_operator_talk::shutdown::Shutdown;
-use k8s_operator_talk::telemetry::{self, LogFormat};
+use k8s_operator_talk::telemetry::{self, LogFlags};
 use k8s_operator_talk::tls::{CertFiles, ServingCert};
 use k8s_operator_talk::watches::{Namespaces, Watches};
 use k8s_operator_talk::{Context, controller, webhook};
@@ -77,14 +77,27 @@ struct Args {
     /// exits (a CRD not installed, a verb missing from the role), e.g. 30s, 2m
     #[arg(long, default_value = "2m", value_parser = parse_duration)]
     cache_sync_timeout: Duration,
-    #[arg(long, value_enum, default_value = "text")]
-    log_format: LogFormat,
+    #[command(flatten)]
+    logs: LogFlags,
+    /// kubebuilder's flag, taken so that its manifests start: only HTTP/1.1 is served, as with
+    /// its default (false), so true is refused
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_parser = http2_off)]
+    enable_http2: bool,
     /// Namespaces to watch, comma-separated (a namespace-scoped manager's own, from
     /// config/manager/manager.yaml); every namespace when empty
     #[arg(long, env = "WATCH_NAMESPACE", default_value = "", value_parser = Namespaces::parse)]
     watch_namespace: Namespaces,
     #[command(flatten)]
     webhooks: webhook::Flags,
+}
+
+/// `--enable-http2`: false, the only value a manager serving HTTP/1.1 alone can honour.
+fn http2_off(text: &str) -> Result<bool, String> {
+    match text {
+        "false" => Ok(false),
+        "true" => Err("HTTP/2 is not served (kubebuilder turns it off by default too, against HTTP/2 Rapid Reset, CVE-2023-44487): drop --enable-http2".into()),
+        _ => Err(format!("{text:?}: expected true or false")),
+    }
 }
 
 /// A whole number of seconds, minutes or hours: `90s`, `5m`, `1h`, at most a week (a later
@@ -115,7 +128,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    telemetry::init(args.log_format);
+    telemetry::init(&args.logs);
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -369,6 +382,21 @@ mod tests {
             "ém",
         ] {
             assert!(parse_duration(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn enable_http2_is_taken_when_false_and_refused_when_true() {
+        let parse = |flags: &[&str]| {
+            Args::try_parse_from(std::iter::once("manager").chain(flags.iter().copied()))
+        };
+        assert!(!parse(&["--enable-http2=false"]).unwrap().enable_http2);
+        for on in [&["--enable-http2"][..], &["--enable-http2=true"]] {
+            let refused = parse(on).unwrap_err().to_string();
+            assert!(
+                refused.contains("HTTP/2 is not served"),
+                "{on:?}: {refused}"
+            );
         }
     }
 

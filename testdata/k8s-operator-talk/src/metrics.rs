@@ -6,8 +6,9 @@
 //! (`rest_client_requests_total`, see `crate::api_client`), the Lease's
 //! (`leader_election_master_status`), the certificate files' (`certwatcher_*`, see
 //! `crate::tls`) and the process's (`process_*`, see `process`). kube's
-//! controller keeps its queue to itself, so controller-runtime's `workqueue_*` families find
-//! nothing here. What failed is counted apart, by cause, in
+//! controller keeps its queue to itself: of controller-runtime's `workqueue_*` families, only
+//! `workqueue_retries_total{name}` is here (every failed reconcile is retried after a delay),
+//! and panels on the queue's depth, adds or waits find nothing. What failed is counted apart, by cause, in
 //! `operator_reconcile_errors_by_cause_total`, and objects by the status of their `Ready`
 //! condition in `operator_ready_objects` (see `ready`).
 
@@ -41,6 +42,12 @@ pub struct ResultLabels {
     pub result: String,
 }
 
+/// A work queue's labels: controller-runtime names each controller's queue after it.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QueueLabels {
+    pub name: String,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct LeaseLabels {
     pub name: String,
@@ -65,6 +72,8 @@ pub struct Metrics {
     registry: Registry,
     total: Family<ResultLabels, Counter>,
     errors: Family<ControllerLabels, Counter>,
+    timeouts: Family<ControllerLabels, Counter>,
+    retries: Family<QueueLabels, Counter>,
     causes: Family<CauseLabels, Counter>,
     time: HistogramFamily,
     max_concurrent: Family<ControllerLabels, Gauge>,
@@ -79,6 +88,8 @@ impl Default for Metrics {
     fn default() -> Self {
         let total = Family::<ResultLabels, Counter>::default();
         let errors = Family::<ControllerLabels, Counter>::default();
+        let timeouts = Family::<ControllerLabels, Counter>::default();
+        let retries = Family::<QueueLabels, Counter>::default();
         let causes = Family::<CauseLabels, Counter>::default();
         let time = HistogramFamily::new_with_constructor(|| Histogram::new(TIME_BUCKETS));
         let max_concurrent = Family::<ControllerLabels, Gauge>::default();
@@ -94,6 +105,11 @@ impl Default for Metrics {
             "reconcile_errors",
             "Total number of reconciliation errors per controller",
             errors.clone(),
+        );
+        runtime.register(
+            "reconcile_timeouts",
+            "Total number of reconciliation timeouts per controller",
+            timeouts.clone(),
         );
         runtime.register(
             "reconcile_time_seconds",
@@ -117,6 +133,11 @@ impl Default for Metrics {
         );
         let ready = ReadyObjects::default();
         registry.register_collector(Box::new(ready.clone()));
+        registry.register(
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            retries.clone(),
+        );
         let leading = Family::<LeaseLabels, Gauge>::default();
         registry.register(
             "leader_election_master_status",
@@ -132,6 +153,8 @@ impl Default for Metrics {
             registry,
             total,
             errors,
+            timeouts,
+            retries,
             causes,
             time,
             max_concurrent,
@@ -165,6 +188,11 @@ impl Metrics {
             .set(max_concurrent.into());
         self.active.get_or_create(&labels).inc_by(0);
         self.errors.get_or_create(&labels).inc_by(0);
+        self.timeouts.get_or_create(&labels).inc_by(0);
+        let queue = QueueLabels {
+            name: controller.to_string(),
+        };
+        self.retries.get_or_create(&queue).inc_by(0);
         for result in RESULTS {
             let labels = ResultLabels {
                 controller: controller.to_string(),
@@ -202,11 +230,18 @@ impl Metrics {
         self.leading.get_or_create(&labels).set(leading.into());
     }
 
-    /// Counts a failed reconcile of `controller`, and what failed.
+    /// Counts a failed reconcile of `controller`, what failed, and its retry (each failed
+    /// reconcile runs again after a delay: `error_policy`).
     pub fn reconcile_failed(&self, controller: &str, error: &Error) {
-        self.errors
-            .get_or_create(&controller_labels(controller))
-            .inc();
+        let labels = controller_labels(controller);
+        self.errors.get_or_create(&labels).inc();
+        if matches!(error.cause(), Error::Timeout(_)) {
+            self.timeouts.get_or_create(&labels).inc();
+        }
+        let queue = QueueLabels {
+            name: controller.to_string(),
+        };
+        self.retries.get_or_create(&queue).inc();
         let labels = CauseLabels {
             controller: controller.to_string(),
             cause: error.metric_label(),
@@ -279,6 +314,8 @@ mod tests {
             r#"controller_runtime_reconcile_total{controller="widget",result="requeue_after"} 0"#,
             r#"controller_runtime_reconcile_total{controller="widget",result="success"} 0"#,
             r#"controller_runtime_reconcile_errors_total{controller="widget"} 0"#,
+            r#"controller_runtime_reconcile_timeouts_total{controller="widget"} 0"#,
+            r#"workqueue_retries_total{name="widget"} 0"#,
             r#"controller_runtime_active_workers{controller="widget"} 0"#,
         ] {
             assert!(
@@ -302,6 +339,7 @@ mod tests {
             .finish(&Ok(Action::requeue(Duration::from_secs(2))), sync);
         let error = Error::MissingNamespace("w".into());
         metrics.reconcile_failed("widget", &error);
+        metrics.reconcile_failed("widget", &Error::Timeout(Duration::from_secs(120)));
         metrics
             .reconcile_started("widget")
             .finish(&Err(error), sync);
@@ -310,7 +348,9 @@ mod tests {
             r#"controller_runtime_reconcile_total{controller="widget",result="success"} 1"#,
             r#"controller_runtime_reconcile_total{controller="widget",result="requeue_after"} 1"#,
             r#"controller_runtime_reconcile_total{controller="widget",result="error"} 1"#,
-            r#"controller_runtime_reconcile_errors_total{controller="widget"} 1"#,
+            r#"controller_runtime_reconcile_errors_total{controller="widget"} 2"#,
+            r#"controller_runtime_reconcile_timeouts_total{controller="widget"} 1"#,
+            r#"workqueue_retries_total{name="widget"} 2"#,
             r#"controller_runtime_reconcile_time_seconds_count{controller="widget"} 3"#,
             r#"controller_runtime_max_concurrent_reconciles{controller="widget"} 16"#,
             r#"controller_runtime_active_workers{controller="widget"} 0"#,

@@ -152,8 +152,10 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
                 state,
             )
             .for_each(|result| async move {
-                if let Err(err) = result {
-                    warn!(controller = CONTROLLER, "{err}");
+                match result {
+                    // error_policy has logged it, naming the object.
+                    Ok(_) | Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {}
+                    Err(err) => warn!(controller = CONTROLLER, "{err}"),
                 }
             })
             .await;
@@ -184,7 +186,7 @@ pub fn error_policy(
     {
         state.ctx.retries.forget(&key);
     }
-    warn!(controller = CONTROLLER, object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
+    warn!(controller = CONTROLLER, namespace = %obj.namespace().unwrap_or_default(), object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
     Action::requeue(delay)
 }
 
@@ -434,7 +436,7 @@ async fn cleanup(obj: &Application, _api: &Api<Application>, state: &State) -> R
         Ok(deleted) => deleted,
         Err(err) => return report_failure(obj, state, err).await,
     };
-    info!(controller = CONTROLLER, object = %obj.name_any(), "cleaned up");
+    info!(controller = CONTROLLER, namespace = %obj.namespace().unwrap_or_default(), object = %obj.name_any(), "cleaned up");
     if !deleted.is_empty() {
         let note = format!("Deleted {}", deleted.join(", "));
         state.ctx.publish(obj, EventType::Normal, "Deleted", note);

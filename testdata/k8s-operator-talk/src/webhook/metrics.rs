@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 
 use axum::Router;
 use axum::extract::Request;
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -61,12 +62,26 @@ pub fn served() -> &'static WebhookMetrics {
     &SERVED
 }
 
-/// Takes a request out of the in-flight gauge however it ends, a client gone included.
-struct InFlight(Gauge);
+/// One review being answered: in flight until it ends, then counted by its code and timed,
+/// however it ends. One whose client gave up first (the API server waits 10 s unless the
+/// configuration says otherwise) is dropped unanswered and counted as `499`, nginx's code for a
+/// client that closed the connection; controller-runtime would have finished and counted it
+/// with the code its handler wrote.
+struct Review<'a> {
+    metrics: &'a WebhookMetrics,
+    labels: HookLabels,
+    started: Instant,
+    code: Option<StatusCode>,
+}
 
-impl Drop for InFlight {
+impl Drop for Review<'_> {
     fn drop(&mut self) {
-        self.0.dec();
+        let metrics = self.metrics;
+        metrics.in_flight.get_or_create(&self.labels).dec();
+        (metrics.latency.get_or_create(&self.labels)).observe(self.started.elapsed().as_secs_f64());
+        let code = self.code.as_ref().map_or("499", StatusCode::as_str);
+        let labels = code_labels(&self.labels.webhook, code);
+        metrics.requests.get_or_create(&labels).inc();
     }
 }
 
@@ -94,7 +109,12 @@ impl WebhookMetrics {
     /// so that the label values stay the webhooks' whatever paths clients send.
     pub fn instrument(&self, router: Router, paths: &[&'static str]) -> Router {
         for webhook in paths {
-            // The likeliest codes have a series from the start, at 0, as in controller-runtime.
+            // Series from the start, at 0, as in controller-runtime: the in-flight gauge and
+            // the likeliest codes.
+            let labels = HookLabels {
+                webhook: webhook.to_string(),
+            };
+            self.in_flight.get_or_create(&labels).inc_by(0);
             for code in ["200", "500"] {
                 self.requests
                     .get_or_create(&code_labels(webhook, code))
@@ -118,18 +138,15 @@ impl WebhookMetrics {
         let labels = HookLabels {
             webhook: webhook.to_string(),
         };
-        let gauge = self.in_flight.get_or_create(&labels).clone();
-        gauge.inc();
-        let _in_flight = InFlight(gauge);
-        let started = Instant::now();
+        self.in_flight.get_or_create(&labels).inc();
+        let mut review = Review {
+            metrics: self,
+            labels,
+            started: Instant::now(),
+            code: None,
+        };
         let answer = next.run(request).await;
-        self.latency
-            .get_or_create(&labels)
-            .observe(started.elapsed().as_secs_f64());
-        let code = answer.status().as_str().to_string();
-        self.requests
-            .get_or_create(&code_labels(webhook, &code))
-            .inc();
+        review.code = Some(answer.status());
         answer
     }
 }
@@ -145,7 +162,6 @@ fn code_labels(webhook: &str, code: &str) -> CodeLabels {
 mod tests {
     use super::*;
     use axum::body::Body;
-    use axum::http::StatusCode;
     use axum::routing::post;
     use tower::ServiceExt;
 
@@ -171,6 +187,8 @@ mod tests {
             .route("/other", post(|| async { "ok" }));
         let router = metrics.instrument(routes, &["/validate-x", "/convert"]);
         let untouched = encoded(&metrics);
+        let idle = r#"controller_runtime_webhook_requests_in_flight{webhook="/convert"} 0"#;
+        assert!(untouched.contains(idle), "{untouched}");
         for code in ["200", "500"] {
             let series = format!(
                 "controller_runtime_webhook_requests_total{{webhook=\"/convert\",code=\"{code}\"}} 0"
@@ -201,7 +219,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_review_given_up_by_its_client_leaves_the_in_flight_gauge() {
+    async fn a_review_given_up_by_its_client_is_counted_and_leaves_the_in_flight_gauge() {
         let metrics = WebhookMetrics::default();
         let pending = post(std::future::pending::<&'static str>);
         let router = metrics.instrument(Router::new().route("/hook", pending), &["/hook"]);
@@ -212,6 +230,13 @@ mod tests {
         }
         review.abort();
         let _ = review.await;
-        assert!(encoded(&metrics).contains(&format!("{in_flight} 0")));
+        let out = encoded(&metrics);
+        for expected in [
+            format!("{in_flight} 0"),
+            r#"controller_runtime_webhook_requests_total{webhook="/hook",code="499"} 1"#.into(),
+            r#"controller_runtime_webhook_latency_seconds_count{webhook="/hook"} 1"#.into(),
+        ] {
+            assert!(out.contains(&expected), "no {expected} in\n{out}");
+        }
     }
 }
