@@ -205,12 +205,13 @@ const DASHBOARDS: [&str; 2] = [
 
 /// The families whose names a dashboard may query: controller-runtime's, client-go's, the
 /// process collector's, and the operator's own.
-const PREFIXES: [&str; 5] = [
+const PREFIXES: [&str; 6] = [
     "controller_runtime_",
     "operator_",
     "process_",
     "rest_client_",
     "leader_election_",
+    "workqueue_",
 ];
 
 /// The metric names in the `expr` of every panel's targets: the identifiers of the manager's
@@ -256,6 +257,7 @@ fn dashboard_metrics_are_the_families_and_samples_a_panel_queries() {
     let names = dashboard_metrics(dashboard);
     assert!(names.contains("controller_runtime_reconcile_time_seconds_bucket"));
     assert!(names.contains("operator_reconcile_errors_by_cause_total"));
+    assert!(names.contains("workqueue_retries_total"));
     let body = "# TYPE operator_reconcile_errors_by_cause counter\n\
                 controller_runtime_reconcile_total{controller=\"a\",result=\"success\"} 1\n";
     assert!(exposes(body, "operator_reconcile_errors_by_cause_total"));
