@@ -18,7 +18,6 @@ pub const GENERATED_MODULES: &[&str] = &[
     "rollout",
     "test_support",
     "tests",
-    "rbac",
     "flags",
     "admission",
     "ca_bundle",

@@ -346,8 +346,9 @@ async fn a_project_with_many_kinds_passes_its_own_checks() {
 
 /// A project with no deploy-image kind at all: skeleton controllers, namespaced and
 /// cluster-scoped, a kind without a controller, a kind in a group with a dash, controllers
-/// for Kubernetes' own types (a core one and a grouped one, which also gets a validating
-/// webhook) and for another project's CRD. Nothing of the deploy-image code is there to use
+/// for Kubernetes' own types (a core one, a grouped one, which also gets a validating
+/// webhook, and Roles, whose group module is named like `crate::rbac`) and for another
+/// project's CRD. Nothing of the deploy-image code is there to use
 /// the shared helpers, which must not then be dead code.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "builds the generated project; run by hack/test.sh"]
@@ -361,6 +362,8 @@ async fn a_project_with_only_skeleton_kinds_passes_its_own_checks() {
         &args("--group fleet-ops --version v1 --kind Gear"),
         &args("--group core --version v1 --kind ConfigMap --resource=false"),
         &args("--group apps --version v1 --kind Deployment --resource=false"),
+        // The group whose module is named like the generated `crate::rbac`.
+        &args("--group rbac --version v1 --kind Role --resource=false"),
         crate::foreign_api::BACKUP,
     ] {
         create_api(&dir, args);

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::{Context, rbac};
+// crate::rbac in full: a group named rbac has its module here.
+use crate::Context;
 
 pub mod children;
 pub mod compact;
@@ -26,8 +27,8 @@ pub const NAMESPACED: bool = false;
 
 /// The manager's role (a ClusterRole, or a Role when `NAMESPACED`): the manager's own rules
 /// and every controller's `RBAC`. `make manifests` writes it to config/rbac/role.yaml.
-pub fn role() -> rbac::ManagerRole {
-    rbac::manager_role(&[rbac::MANAGER, application::RBAC], NAMESPACED)
+pub fn role() -> crate::rbac::ManagerRole {
+    crate::rbac::manager_role(&[crate::rbac::MANAGER, application::RBAC], NAMESPACED)
 }
 
 #[cfg(test)]
