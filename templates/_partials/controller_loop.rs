@@ -48,12 +48,16 @@ async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State)
         // Delete events) reads the object from a cache that still shows it: the change fails,
         // and the object is gone, or still there without the finalizer (a foreground deletion,
         // another finalizer). Nothing is left to do, and no error for the metrics to count.
-        // Otherwise the change was refused (an admission webhook or policy): that shows.
+        // The patch also fails, on its test of the finalizers, when someone else changed them
+        // after the cache read them: the watch brings the new list, and the next reconcile
+        // tries again. Otherwise the change was refused (an admission webhook or policy):
+        // that shows.
         Err(err @ (kube::runtime::finalizer::Error::AddFinalizer(_) | kube::runtime::finalizer::Error::RemoveFinalizer(_))) => {
             let removing = matches!(err, kube::runtime::finalizer::Error::RemoveFinalizer(_));
             let fresh = api.get_opt(&obj.name_any()).await?;
             let ours = fresh.as_ref().is_some_and(|fresh| fresh.finalizers().iter().any(|f| f == FINALIZER));
-            if fresh.is_some() && ours == removing {
+            let cache_behind = fresh.as_ref().is_some_and(|fresh| fresh.finalizers() != obj.finalizers());
+            if fresh.is_some() && ours == removing && !cache_behind {
                 return report_failure(&obj, state, Error::Finalizer(Box::new(err))).await;
             }
             Action::await_change()

@@ -12,6 +12,7 @@ use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use tracing::warn;
 
 use crate::events::Events;
 use crate::metrics::Metrics;
@@ -163,8 +164,18 @@ impl Context {
                 ..PatchParams::default()
             };
             let patch = serde_json::json!({ "status": merge_patch(&shown, &desired) });
-            api.patch_status(&obj.name_any(), &params, &Patch::Merge(&patch))
-                .await?;
+            let name = obj.name_any();
+            let patch = Patch::Merge(&patch);
+            if let Err(write) = api.patch_status(&name, &params, &patch).await {
+                // A failure the status cannot show is still announced, and it is what the
+                // logs, the metrics and the retry see; the write's own error is logged.
+                let Err(err) = outcome else {
+                    return Err(write.into());
+                };
+                warn!(namespace = %obj.namespace().unwrap_or_default(), object = %obj.name_any(), error = %write, "writing the status failed");
+                self.publish(obj, EventType::Warning, err.reason(), err.message());
+                return Err(err);
+            }
             self.status_due
                 .lock()
                 .expect("status lock poisoned")

@@ -63,8 +63,12 @@ fn objects_coming_in_or_an_expired_resource_version_start_the_delays_over() {
         500,
         "internal error"
     ))));
-    // `Init` comes before every list, failing or not.
+    // `Init` comes before every list, failing or not, and a page's objects before the next
+    // page is asked for, which may fail.
     assert!(!starts_over::<ConfigMap>(&Ok(watcher::Event::Init)));
+    assert!(!starts_over(&Ok(watcher::Event::InitApply(
+        ConfigMap::default()
+    ))));
     assert!(starts_over::<ConfigMap>(&Ok(watcher::Event::InitDone)));
     assert!(starts_over(&Ok(
         watcher::Event::Apply(ConfigMap::default())
@@ -73,6 +77,22 @@ fn objects_coming_in_or_an_expired_resource_version_start_the_delays_over() {
 
 #[tokio::test(start_paused = true)]
 async fn a_list_that_keeps_failing_is_retried_less_and_less_often() {
+    let waits = waits_between_failed_lists(false).await;
+    assert!(waits[6] >= Duration::from_millis(2500), "{waits:?}");
+}
+
+/// A list whose first page comes in and a later one fails is no progress either: the objects
+/// of the first page pass on (`InitApply`) before the next page is asked for, and the relist
+/// starts from the first page again.
+#[tokio::test(start_paused = true)]
+async fn a_list_failing_after_its_first_page_is_retried_less_and_less_often() {
+    let waits = waits_between_failed_lists(true).await;
+    assert!(waits[6] >= Duration::from_millis(2500), "{waits:?}");
+}
+
+/// The time between 8 lists answered 503, each after a first page of one object when
+/// `first_page` is set.
+async fn waits_between_failed_lists(first_page: bool) -> Vec<Duration> {
     use crate::controller::test_support::mock_client;
     let (client, mut server) = mock_client();
     let watches = Watches::default();
@@ -85,18 +105,27 @@ async fn a_list_that_keeps_failing_is_retried_less_and_less_often() {
         &Status::failure("the server is shutting down", "ServiceUnavailable").with_code(503),
     )
     .unwrap();
-    let mut lists = Vec::new();
-    for _ in 0..8 {
+    let page = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMapList",
+        "metadata": {"resourceVersion": "5", "continue": "page-2"},
+        "items": [{"metadata": {"name": "a", "namespace": "default"}}],
+    });
+    let mut failures = Vec::new();
+    while failures.len() < 8 {
         let (request, respond) = server.next_request().await.expect("a list");
         assert_eq!(request.uri().path(), "/api/v1/configmaps");
-        lists.push(tokio::time::Instant::now());
-        let answer = http::Response::builder()
-            .status(503)
-            .body(kube::client::Body::from(unavailable.clone()));
+        let query = request.uri().query().unwrap_or_default();
+        let answer = if first_page && !query.contains("continue=") {
+            http::Response::builder().body(kube::client::Body::from(page.to_string().into_bytes()))
+        } else {
+            failures.push(tokio::time::Instant::now());
+            http::Response::builder()
+                .status(503)
+                .body(kube::client::Body::from(unavailable.clone()))
+        };
         respond.send_response(answer.unwrap());
     }
-    let waits: Vec<_> = lists.windows(2).map(|w| w[1] - w[0]).collect();
-    assert!(waits[6] >= Duration::from_millis(2500), "{waits:?}");
+    failures.windows(2).map(|w| w[1] - w[0]).collect()
 }
 
 /// The first list, and the relist after the API server has said the watch's resourceVersion

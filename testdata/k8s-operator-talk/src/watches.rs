@@ -55,7 +55,7 @@ pub fn backoff() -> RetryDelay {
 /// See `backoff`.
 pub struct RetryDelay {
     attempt: u32,
-    /// Set when the watch made progress (it listed, or objects came in), or when the API
+    /// Set when the watch made progress (it listed, or objects came in after), or when the API
     /// server answered that the watch's resourceVersion is too old (it is up, and the watch
     /// only has to list again): the next delay is the first one.
     start_over: Arc<AtomicBool>,
@@ -89,9 +89,11 @@ impl Backoff for RetryDelay {
 }
 
 /// Whether `item` shows the watch working, or its resourceVersion expired: see `start_over`.
+/// Not `Init`, which comes before every list, nor `InitApply`: a page's objects pass on before
+/// the next page is asked for, and when that one fails the list starts again from the first.
 fn starts_over<K>(item: &watcher::Result<watcher::Event<K>>) -> bool {
     match item {
-        Ok(watcher::Event::Init) => false,
+        Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => false,
         Ok(_) => true,
         Err(err) => expired(err),
     }

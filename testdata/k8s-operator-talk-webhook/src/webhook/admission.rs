@@ -106,19 +106,19 @@ pub struct Validators<K> {
 /// patched.
 pub fn mutate<K>(body: &[u8], default: fn(&mut K)) -> Vec<u8>
 where
-    K: Resource + Serialize + DeserializeOwned + Clone,
+    K: Resource + Serialize + DeserializeOwned,
 {
-    answer(body, |request: &AdmissionRequest<K>| {
-        let response = AdmissionResponse::from(request);
-        let Some(object) = &request.object else {
+    answer(body, |mut request: AdmissionRequest<K>| {
+        let response = AdmissionResponse::from(&request);
+        // The old object an UPDATE carries too is not needed: its memory goes at once.
+        request.old_object = None;
+        let Some(object) = request.object.take() else {
             return response;
         };
-        if being_deleted(object) {
+        if being_deleted(&object) {
             return response;
         }
-        let mut defaulted = object.clone();
-        default(&mut defaulted);
-        let patch = match patch_from(body, object, &defaulted) {
+        let patch = match defaulted_patch(body, object, default) {
             Ok(patch) => patch,
             Err(err) => return response.deny(format!("patching the defaulted object: {err}")),
         };
@@ -127,16 +127,20 @@ where
         }
         response
             .with_patch(patch)
-            .unwrap_or_else(|err| AdmissionResponse::from(request).deny(err.to_string()))
+            .unwrap_or_else(|err| AdmissionResponse::from(&request).deny(err.to_string()))
     })
 }
 
-/// The patch from the object in `body` to `defaulted`, without the removals the round trip
-/// through the type alone would make (unknown fields, a null `creationTimestamp`).
-fn patch_from<K: Serialize>(
+/// The patch from the object in `body` to `object` once `default` has run, without the
+/// removals the round trip through the type alone would make (unknown fields, a null
+/// `creationTimestamp`). The object is held at most twice at once (typed and as a tree, or
+/// as two trees), never three times, so that a review takes no more memory than its weight
+/// (`intake::weight`, which the webhook server budgets): each copy goes once it has served,
+/// and the object as sent is read again from `body` rather than kept.
+fn defaulted_patch<K: Serialize + DeserializeOwned>(
     body: &[u8],
-    object: &K,
-    defaulted: &K,
+    object: K,
+    default: fn(&mut K),
 ) -> serde_json::Result<json_patch::Patch> {
     /// Only the object of the review, read as it was sent.
     #[derive(serde::Deserialize)]
@@ -147,14 +151,23 @@ fn patch_from<K: Serialize>(
     struct Request {
         object: Value,
     }
-    let sent = serde_json::from_slice::<Review>(body)?.request.object;
+    let sent = || serde_json::from_slice::<Review>(body).map(|review| review.request.object);
     let removed = |op: &json_patch::PatchOperation| match op {
         json_patch::PatchOperation::Remove(remove) => Some(remove.path.to_string()),
         _ => None,
     };
-    let round_trip = json_patch::diff(&sent, &serde_json::to_value(object)?);
-    let unknown: Vec<String> = round_trip.0.iter().filter_map(removed).collect();
-    let mut patch = json_patch::diff(&sent, &serde_json::to_value(defaulted)?);
+    let round_trip = serde_json::to_value(&object)?;
+    drop(object);
+    let unknown: Vec<String> = json_patch::diff(&sent()?, &round_trip)
+        .0
+        .iter()
+        .filter_map(removed)
+        .collect();
+    let mut object: K = serde_json::from_value(round_trip)?;
+    default(&mut object);
+    let defaulted = serde_json::to_value(&object)?;
+    drop(object);
+    let mut patch = json_patch::diff(&sent()?, &defaulted);
     patch
         .0
         .retain(|op| removed(op).is_none_or(|path| !unknown.contains(&path)));
@@ -166,7 +179,7 @@ pub fn validate<K>(body: &[u8], validators: &Validators<K>) -> Vec<u8>
 where
     K: Resource<DynamicType = ()> + Serialize + DeserializeOwned + Clone,
 {
-    answer(body, |request: &AdmissionRequest<K>| {
+    answer(body, |request: AdmissionRequest<K>| {
         let verdict = match (&request.operation, &request.object, &request.old_object) {
             (Operation::Create, Some(new), _) => (validators.create)(new),
             (Operation::Update, Some(new), Some(old))
@@ -179,8 +192,8 @@ where
             _ => Ok(()),
         };
         match verdict {
-            Ok(()) => AdmissionResponse::from(request),
-            Err(errors) => refuse::<K>(request, &errors),
+            Ok(()) => AdmissionResponse::from(&request),
+            Err(errors) => refuse::<K>(&request, &errors),
         }
     })
 }
@@ -259,11 +272,11 @@ fn refuse<K: Resource<DynamicType = ()>>(
 fn answer<K, F>(body: &[u8], respond: F) -> Vec<u8>
 where
     K: Resource + DeserializeOwned,
-    F: FnOnce(&AdmissionRequest<K>) -> AdmissionResponse,
+    F: FnOnce(AdmissionRequest<K>) -> AdmissionResponse,
 {
     let response = match serde_json::from_slice::<AdmissionReview<K>>(body) {
         Ok(review) => match review.try_into() {
-            Ok(request) => respond(&request),
+            Ok(request) => respond(request),
             Err(err) => AdmissionResponse::invalid(err),
         },
         Err(err) => {

@@ -49,7 +49,8 @@ impl Intake {
         in_hand: MAX_REQUEST_BYTES,
         small: 32 * 1024,
         // With the light ones of every connection, what is being read, and the manager's own
-        // 20-30 MB, this stays under the 128 MiB limit.
+        // 20-30 MB, this stays under the 128 MiB limit, defaulting reviews included, which
+        // take up to a quarter more than they weigh (tests/webhook_intake.rs).
         decoding: 64 * 1024 * 1024,
         light: 64 * 1024,
         deadline: Duration::from_secs(10),

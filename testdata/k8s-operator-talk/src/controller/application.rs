@@ -247,7 +247,10 @@ async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Re
         // Delete events) reads the object from a cache that still shows it: the change fails,
         // and the object is gone, or still there without the finalizer (a foreground deletion,
         // another finalizer). Nothing is left to do, and no error for the metrics to count.
-        // Otherwise the change was refused (an admission webhook or policy): that shows.
+        // The patch also fails, on its test of the finalizers, when someone else changed them
+        // after the cache read them: the watch brings the new list, and the next reconcile
+        // tries again. Otherwise the change was refused (an admission webhook or policy):
+        // that shows.
         Err(
             err @ (kube::runtime::finalizer::Error::AddFinalizer(_)
             | kube::runtime::finalizer::Error::RemoveFinalizer(_)),
@@ -257,7 +260,10 @@ async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Re
             let ours = fresh
                 .as_ref()
                 .is_some_and(|fresh| fresh.finalizers().iter().any(|f| f == FINALIZER));
-            if fresh.is_some() && ours == removing {
+            let cache_behind = fresh
+                .as_ref()
+                .is_some_and(|fresh| fresh.finalizers() != obj.finalizers());
+            if fresh.is_some() && ours == removing && !cache_behind {
                 return report_failure(&obj, state, Error::Finalizer(Box::new(err))).await;
             }
             Action::await_change()
@@ -1017,6 +1023,28 @@ mod tests {
         assert_eq!(result.unwrap(), Action::await_change());
     }
 
+    /// Adding the finalizer also fails, on the patch's test of the list, when someone changed
+    /// the list after the cache read it: no failure to show, the watch brings the new list.
+    #[tokio::test]
+    async fn a_finalizer_list_changed_meanwhile_is_no_failure() {
+        let mut cached = fixture(false);
+        cached.metadata.finalizers = Some(vec!["example.com/other".into()]);
+        let expected = vec![
+            (
+                "PATCH",
+                OBJECT.into(),
+                Reply::Json(422, api_status(422, "Invalid")),
+            ),
+            (
+                "GET",
+                OBJECT.into(),
+                Reply::Json(200, json(&fixture(false))),
+            ),
+        ];
+        let (result, _) = run(cached, vec![], vec![], expected).await;
+        assert_eq!(result.unwrap(), Action::await_change());
+    }
+
     #[tokio::test]
     async fn creates_missing_children_then_reports_one_event_and_the_status() {
         let expected = vec![
@@ -1480,6 +1508,37 @@ mod tests {
                 .any(|(type_, note)| *type_ == "Warning" && note.contains("exceeded quota")),
             "{events:?}"
         );
+    }
+
+    /// A failure whose status write fails too is still announced, and it is the failure, not
+    /// the write's error, that the retry, the logs and the metrics see.
+    #[tokio::test]
+    async fn a_failure_the_status_cannot_show_is_still_announced_and_returned() {
+        let expected = vec![
+            ("POST", DEPLOYMENTS.into(), Reply::Echo),
+            (
+                "POST",
+                SERVICES.into(),
+                Reply::Json(403, api_status(403, "Forbidden")),
+            ),
+            (
+                "PATCH",
+                STATUS.into(),
+                Reply::Json(500, api_status(500, "InternalError")),
+            ),
+            ("POST", EVENTS.into(), Reply::Echo),
+            ("POST", EVENTS.into(), Reply::Echo),
+        ];
+        let (result, seen) = run(fixture(true), vec![], vec![], expected).await;
+        let err = result.unwrap_err();
+        assert!(
+            matches!(err.cause(), Error::Kube(kube::Error::Api(status)) if status.code == 403),
+            "{err:?}"
+        );
+        let warning = seen
+            .iter()
+            .find(|s| s.path == EVENTS && s.body["type"] == "Warning");
+        assert!(warning.is_some(), "{seen:?}");
     }
 
     /// What `error_policy` works with: a manager's state (no request expected) and the
