@@ -87,9 +87,9 @@ pub fn version(object: &Value) -> Result<&str, Error> {
     Ok(version)
 }
 
-/// `object` as the Rust type of its version.
+/// `object` as the Rust type of its version, read in place (not from a copy).
 pub fn parse<K: DeserializeOwned>(object: &Value) -> Result<K, Error> {
-    Ok(serde_json::from_value(object.clone())?)
+    Ok(K::deserialize(object)?)
 }
 
 /// `object` as JSON.
@@ -131,12 +131,13 @@ pub fn review(conversions: &[Conversion], body: &[u8]) -> Vec<u8> {
         .map_err(|e| e.to_string())
         .and_then(|r| ConversionRequest::from_review(r).map_err(|e| e.to_string()))
     {
-        Ok(request) => {
+        Ok(mut request) => {
+            // Each object received goes once converted: the review holds the objects once.
+            let objects = std::mem::take(&mut request.objects);
             let converted = match request.desired_api_version.as_str() {
                 "" => Err(Error("the review names no desiredAPIVersion".into())),
-                desired => request
-                    .objects
-                    .iter()
+                desired => objects
+                    .into_iter()
                     .map(|o| convert_one(conversions, o, desired))
                     .collect::<Result<Vec<_>, Error>>(),
             };
@@ -160,10 +161,14 @@ pub fn review(conversions: &[Conversion], body: &[u8]) -> Vec<u8> {
 /// One object in `desired` (`group/version`): unchanged when it is in it already; its
 /// metadata is kept as received but for labels and annotations, which a conversion may
 /// change (the API server refuses any other change).
-fn convert_one(conversions: &[Conversion], object: &Value, desired: &str) -> Result<Value, Error> {
+fn convert_one(
+    conversions: &[Conversion],
+    mut object: Value,
+    desired: &str,
+) -> Result<Value, Error> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     if api_version == desired {
-        return Ok(object.clone());
+        return Ok(object);
     }
     let kind = object["kind"].as_str().unwrap_or_default();
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
@@ -172,15 +177,16 @@ fn convert_one(conversions: &[Conversion], object: &Value, desired: &str) -> Res
         .iter()
         .find(|c| c.group == group && c.kind == kind)
         .ok_or_else(|| Error(format!("no conversion for {kind} in {group}")))?;
-    let mut converted = (conversion.convert)(object, to).map_err(|e| {
+    let mut converted = (conversion.convert)(&object, to).map_err(|e| {
         Error(format!(
             "converting {kind} {name:?} from {api_version} to {desired}: {e}"
         ))
     })?;
-    let mut metadata = object["metadata"].clone();
+    let mut metadata = object["metadata"].take();
+    drop(object);
     for field in ["labels", "annotations"] {
-        match converted["metadata"].get(field) {
-            Some(value) if !value.is_null() => metadata[field] = value.clone(),
+        match converted["metadata"].get_mut(field) {
+            Some(value) if !value.is_null() => metadata[field] = value.take(),
             _ => {
                 if let Some(map) = metadata.as_object_mut() {
                     map.remove(field);
