@@ -10,7 +10,7 @@ use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
 use kube::ResourceExt;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Status};
 use crate::api::{Condition, ready_status, set_condition};

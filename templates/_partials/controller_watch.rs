@@ -80,6 +80,9 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
                 match result {
                     // error_policy has logged it, naming the object.
                     Ok(_) | Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {}
+                    // A child's event after its owner is gone (the children's Delete events
+                    // once it was deleted): nothing to do, as controller-runtime ignores it.
+                    Err(err @ kube::runtime::controller::Error::ObjectNotFound(_)) => debug!(controller = CONTROLLER, "{err}"),
                     Err(err) => warn!(controller = CONTROLLER, "{err}"),
                 }
             })

@@ -20,7 +20,7 @@ use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
 use kube::{Resource, ResourceExt};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::api::v1alpha1::{Application, ApplicationStatus};
 use crate::api::{Condition, ready_status, set_condition};
@@ -155,6 +155,11 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
                 match result {
                     // error_policy has logged it, naming the object.
                     Ok(_) | Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {}
+                    // A child's event after its owner is gone (the children's Delete events
+                    // once it was deleted): nothing to do, as controller-runtime ignores it.
+                    Err(err @ kube::runtime::controller::Error::ObjectNotFound(_)) => {
+                        debug!(controller = CONTROLLER, "{err}")
+                    }
                     Err(err) => warn!(controller = CONTROLLER, "{err}"),
                 }
             })
