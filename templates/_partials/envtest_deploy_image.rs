@@ -346,6 +346,12 @@ async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, admin:
         d.spec.template.metadata.as_mut().unwrap().labels = Some(other);
     });
     refused("a Deployment of other Pods", "select", deployments.create(&dry_run, &others_pods).await.map(|_| ()));
+    // Its own Pods, labelled also as someone else's: behind that one's Service.
+    let behind_others = deployment(&|d| {
+        let labels = d.spec.template.metadata.as_mut().unwrap().labels.as_mut().unwrap();
+        labels.insert("app".into(), "payments".into());
+    });
+    refused("Pods labelled as someone else's", "no label but", deployments.create(&dry_run, &behind_others).await.map(|_| ()));
     let host_network = deployment(&|d| pod(d).host_network = Some(true));
     refused("a Pod on the host network", "host namespace", deployments.create(&dry_run, &host_network).await.map(|_| ()));
     let account = deployment(&|d| pod(d).service_account_name = Some("admin".into()));

@@ -814,6 +814,10 @@ async fn the_manager_changes_only_the_ca_bundles_of_its_webhooks() {
             "an annotation",
             serde_json::json!([{"op": "add", "path": "/metadata/annotations", "value": {"cert-manager.io/inject-ca-from": "x/y"}}]),
         ),
+        (
+            "a finalizer",
+            serde_json::json!([{"op": "add", "path": "/metadata/finalizers", "value": ["example.com/held"]}]),
+        ),
     ];
     for (what, patch) in changes {
         let outcome = change_a_configuration(client, names, patch, false).await;
@@ -822,6 +826,16 @@ async fn the_manager_changes_only_the_ca_bundles_of_its_webhooks() {
             "{what}: not refused by the policy: {outcome:?}"
         );
     }
+    // An owner that does not exist would have the garbage collector delete the configuration.
+    // This control plane refuses it before the policy can (OwnerReferencesPermissionEnforcement,
+    // as OpenShift runs: the manager may not delete it); the policy refuses it where that
+    // plugin is off, as on most clusters.
+    let owner = serde_json::json!([{"op": "add", "path": "/metadata/ownerReferences", "value": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "00000000-0000-0000-0000-000000000000"}]}]);
+    let outcome = change_a_configuration(client, names, owner, false).await;
+    assert!(
+        matches!(&outcome, Err(kube::Error::Api(status)) if status.code == 403),
+        "an owner: not refused: {outcome:?}"
+    );
     // Its certificate Secret is the only one it may create: not a token for its own account.
     let token: Secret = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "forever", "annotations": {"kubernetes.io/service-account.name": "default"}},

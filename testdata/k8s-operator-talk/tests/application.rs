@@ -687,6 +687,27 @@ async fn the_api_server_limits_what_the_manager_writes(
         "select",
         deployments.create(&dry_run, &others_pods).await.map(|_| ()),
     );
+    // Its own Pods, labelled also as someone else's: behind that one's Service.
+    let behind_others = deployment(&|d| {
+        let labels = d
+            .spec
+            .template
+            .metadata
+            .as_mut()
+            .unwrap()
+            .labels
+            .as_mut()
+            .unwrap();
+        labels.insert("app".into(), "payments".into());
+    });
+    refused(
+        "Pods labelled as someone else's",
+        "no label but",
+        deployments
+            .create(&dry_run, &behind_others)
+            .await
+            .map(|_| ()),
+    );
     let host_network = deployment(&|d| pod(d).host_network = Some(true));
     refused(
         "a Pod on the host network",
