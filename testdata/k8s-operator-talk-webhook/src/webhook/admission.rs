@@ -134,24 +134,26 @@ where
 /// The patch from the object in `body` to `object` once `default` has run, without the
 /// removals the round trip through the type alone would make (unknown fields, a null
 /// `creationTimestamp`). The object is held at most twice at once (typed and as a tree, or
-/// as two trees), never three times, so that a review takes no more memory than its weight
-/// (`intake::weight`, which the webhook server budgets): each copy goes once it has served,
-/// and the object as sent is read again from `body` rather than kept.
+/// as two trees), never three times, so that a review takes little more memory than its
+/// weight (`intake::weight`, which the webhook server budgets): each copy goes once it has
+/// served, and the object is read again from `body` (as sent, then typed) rather than kept.
+/// Reading it again, not from the round trip, leaves `default` the object exactly as
+/// received, whatever the type's serde attributes drop when it is written.
 fn defaulted_patch<K: Serialize + DeserializeOwned>(
     body: &[u8],
     object: K,
     default: fn(&mut K),
 ) -> serde_json::Result<json_patch::Patch> {
-    /// Only the object of the review, read as it was sent.
+    /// Only the object of the review.
     #[derive(serde::Deserialize)]
-    struct Review {
-        request: Request,
+    struct Review<T> {
+        request: Request<T>,
     }
     #[derive(serde::Deserialize)]
-    struct Request {
-        object: Value,
+    struct Request<T> {
+        object: T,
     }
-    let sent = || serde_json::from_slice::<Review>(body).map(|review| review.request.object);
+    let sent = || serde_json::from_slice::<Review<Value>>(body).map(|review| review.request.object);
     let removed = |op: &json_patch::PatchOperation| match op {
         json_patch::PatchOperation::Remove(remove) => Some(remove.path.to_string()),
         _ => None,
@@ -163,7 +165,8 @@ fn defaulted_patch<K: Serialize + DeserializeOwned>(
         .iter()
         .filter_map(removed)
         .collect();
-    let mut object: K = serde_json::from_value(round_trip)?;
+    drop(round_trip);
+    let mut object = serde_json::from_slice::<Review<K>>(body)?.request.object;
     default(&mut object);
     let defaulted = serde_json::to_value(&object)?;
     drop(object);
@@ -410,6 +413,37 @@ mod tests {
         assert_eq!(
             patch,
             json!([{"op": "add", "path": "/data", "value": {"filled": "in"}}])
+        );
+    }
+
+    /// A kind whose written form drops a field that reading it requires (an empty list
+    /// skipped without `#[serde(default)]`), as a project's own type may be declared.
+    #[derive(kube::CustomResource, Clone, Debug, Serialize, serde::Deserialize)]
+    #[kube(
+        group = "example.com",
+        version = "v1",
+        kind = "Lossy",
+        namespaced,
+        schema = "disabled"
+    )]
+    struct LossySpec {
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        items: Vec<String>,
+        #[serde(default)]
+        filled: bool,
+    }
+
+    #[test]
+    fn a_type_that_writes_less_than_it_reads_is_defaulted_as_received() {
+        let sent = json!({"apiVersion": "example.com/v1", "kind": "Lossy",
+            "metadata": {"name": "l", "namespace": "default"}, "spec": {"items": []}});
+        let fill = |lossy: &mut Lossy| lossy.spec.filled = true;
+        let answer = response(&mutate(&review("CREATE", sent, Value::Null), fill));
+        let patch: Vec<u8> = serde_json::from_value(answer["patch"].clone()).expect("a patch");
+        let patch: Value = serde_json::from_slice(&patch).unwrap();
+        assert_eq!(
+            patch,
+            json!([{"op": "add", "path": "/spec/filled", "value": true}])
         );
     }
 
