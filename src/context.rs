@@ -53,6 +53,9 @@ pub struct ProjectContext {
     /// The kinds whose controllers make a Deployment and a Service, once each (the manager's
     /// admission policy lets it write only what these control).
     pub deploy_image_kinds: Vec<ResourceContext>,
+    /// The project's own kinds with a controller, once each: the manager patches their
+    /// finalizers, and its admission policy lets it change nothing else of them.
+    pub reconciled_kinds: Vec<ResourceContext>,
     /// The versions with admission webhooks, in PROJECT order.
     pub webhooks: Vec<ResourceContext>,
     /// The kind whose webhooks tests/webhook_certs.rs sends its requests through: the first
@@ -351,7 +354,8 @@ impl ProjectContext {
             .filter(|c| c.conversion.is_some())
             .map(|c| c.crd_name.clone())
             .collect();
-        let deploy_image_kinds = deploy_image_kinds(&resources);
+        let deploy_image_kinds = kinds_once(own.iter().filter(|r| r.controller && r.deploy_image));
+        let reconciled_kinds = kinds_once(own.iter().filter(|r| r.controller));
         ProjectContext {
             serves_webhooks: !webhooks.is_empty() || !conversions.is_empty(),
             conversions,
@@ -384,6 +388,7 @@ impl ProjectContext {
             rbac_groups: rbac_groups(&own),
             any_deploy_image: !deploy_image_kinds.is_empty(),
             deploy_image_kinds,
+            reconciled_kinds,
             resources: own,
             versions: VERSIONS,
         }
@@ -396,10 +401,10 @@ fn toml_string(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-/// The kinds with a Deployment+Service controller, one entry per CRD.
-fn deploy_image_kinds(resources: &[ResourceContext]) -> Vec<ResourceContext> {
+/// `resources`, one entry per CRD (the first version of each).
+fn kinds_once<'a>(resources: impl Iterator<Item = &'a ResourceContext>) -> Vec<ResourceContext> {
     let mut kinds: Vec<ResourceContext> = Vec::new();
-    for r in resources.iter().filter(|r| r.controller && r.deploy_image) {
+    for r in resources {
         if !kinds.iter().any(|k| k.crd_name == r.crd_name) {
             kinds.push(r.clone());
         }

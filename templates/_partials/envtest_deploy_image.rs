@@ -106,7 +106,7 @@ fn service_port(s: &corev1::Service) -> (i32, Option<i32>) {
 
 #[tokio::test]
 async fn {{ r.kind_snake }}_runs_as_a_deployment_and_a_service() {
-    let Some((_cp, client)) = start().await else { return };
+    let Some((cp, client)) = start().await else { return };
     let apps: Api<{{ r.type_name }}> = Api::namespaced(client.clone(), "default");
     let deployments: Api<appsv1::Deployment> = Api::namespaced(client.clone(), "default");
     let services: Api<corev1::Service> = Api::namespaced(client.clone(), "default");
@@ -145,6 +145,7 @@ async fn {{ r.kind_snake }}_runs_as_a_deployment_and_a_service() {
     assert_eq!(apps.get("web").await.unwrap().resource_version(), settled.resource_version(), "status keeps changing");
     let after = deployments.get("web-deployment").await.unwrap();
     assert_eq!(after.resource_version(), labelled.resource_version(), "another writer's label taken as drift");
+    the_api_server_limits_what_the_manager_changes_in_{{ r.plural }}(&cp, &settled, json!({"replicas": 5})).await;
 
     // A spec change reaches both children.
     let patch = json!({"spec": {"image": "nginx:1.27", "replicas": 3, "port": 8080}});
@@ -196,6 +197,7 @@ async fn {{ r.kind_snake }}_runs_as_a_deployment_and_a_service() {
     rollout_is_judged_as_kubectl_rollout_status_does(&client).await;
 }
 {% include "_partials/envtest_finalizer_refused.rs" %}
+{%- include "_partials/envtest_kind_writes.rs" %}
 
 /// Ready only once the Deployment controller has seen the current spec and every replica is
 /// updated and available; a stuck rollout shows the Deployment's own reason and message.

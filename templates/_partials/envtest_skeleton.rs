@@ -7,9 +7,9 @@ mod envtest;
 
 use std::sync::Arc;
 
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use {{ project.crate_name }}::api::{{ r.api_rust_path }}::{ {{- r.type_name }}, {{ r.kind }}Spec};
 use {{ project.crate_name }}::controller::{{ r.controller_rust_path }} as controller;
@@ -35,7 +35,7 @@ async fn start() -> Option<(ControlPlane, Client)> {
 
 #[tokio::test]
 async fn {{ r.kind_snake }}_is_reconciled_and_finalized() {
-    let Some((_cp, client)) = start().await else { return };
+    let Some((cp, client)) = start().await else { return };
 {%- if r.namespaced %}
     let api: Api<{{ r.type_name }}> = Api::namespaced(client.clone(), "default");
 {%- else %}
@@ -50,7 +50,8 @@ async fn {{ r.kind_snake }}_is_reconciled_and_finalized() {
     })
     .await;
     assert!(reconciled.finalizers().iter().any(|f| f == controller::FINALIZER));
-    assert_eq!(reconciled.status.unwrap().conditions[0].status, "True");
+    assert_eq!(reconciled.status.as_ref().unwrap().conditions[0].status, "True");
+    the_api_server_limits_what_the_manager_changes_in_{{ r.plural }}(&cp, &reconciled, json!({"foo": "changed"})).await;
 
     api.delete("sample", &DeleteParams::default()).await.unwrap();
     eventually("the {{ r.kind }} gone", || async { api.get_opt("sample").await.unwrap().is_none().then_some(()) }).await;
@@ -59,3 +60,4 @@ async fn {{ r.kind_snake }}_is_reconciled_and_finalized() {
     a_refused_finalizer_shows_in_the_status(&client, &api, held).await;
 }
 {% include "_partials/envtest_finalizer_refused.rs" %}
+{%- include "_partials/envtest_kind_writes.rs" %}

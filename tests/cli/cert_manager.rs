@@ -84,34 +84,41 @@ pub fn the_webhooks_can_use_cert_managers_certificate(dir: &Path, converting: &[
     let metrics = object(&docs, "Certificate", &format!("{prefix}metrics-certs"));
     assert_eq!(metrics["spec"]["issuerRef"]["name"].as_str(), Some(issuer));
 
-    // The manager's admission policy is bound by name, and matches the manager's
+    // The manager's admission policies are bound by name, and match the manager's
     // ServiceAccount as deployed (config/default's replacements).
-    let policy = object(
-        &docs,
-        "ValidatingAdmissionPolicy",
-        &format!("{prefix}manager-writes"),
-    );
-    let binding = object(
-        &docs,
-        "ValidatingAdmissionPolicyBinding",
-        &format!("{prefix}manager-writes-binding"),
-    );
-    assert_eq!(binding["spec"]["policyName"], policy["metadata"]["name"]);
     let account = object(
         &docs,
         "ServiceAccount",
         &format!("{prefix}controller-manager"),
     );
     assert_eq!(account["metadata"]["namespace"].as_str(), Some(namespace));
-    let condition = policy["spec"]["matchConditions"][0]["expression"]
-        .as_str()
-        .unwrap();
-    assert_eq!(
-        condition,
-        format!(
-            "request.userInfo.username == 'system:serviceaccount:' + '{namespace}' + ':' + '{prefix}controller-manager'"
-        )
-    );
+    for name in [
+        "manager-kind-writes",
+        "manager-writes",
+        "manager-webhook-writes",
+    ] {
+        let policy = object(
+            &docs,
+            "ValidatingAdmissionPolicy",
+            &format!("{prefix}{name}"),
+        );
+        let binding = object(
+            &docs,
+            "ValidatingAdmissionPolicyBinding",
+            &format!("{prefix}{name}-binding"),
+        );
+        assert_eq!(binding["spec"]["policyName"], policy["metadata"]["name"]);
+        let condition = policy["spec"]["matchConditions"][0]["expression"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            condition,
+            format!(
+                "request.userInfo.username == 'system:serviceaccount:' + '{namespace}' + ':' + '{prefix}controller-manager'"
+            ),
+            "{name}"
+        );
+    }
 
     let inject = format!("{namespace}/{prefix}serving-cert");
     for (kind, name) in [

@@ -92,6 +92,7 @@ fn lints_renders_and_matches_config(helm_bin: &Path, dir: &Path) -> String {
     assert_eq!(chart_role["rules"], role["rules"]);
     // The manager's admission policies: config/policy's, matching the release's ServiceAccount.
     let policies = [
+        ("manager-kind-writes", "manager_kind_policy.yaml"),
         ("manager-writes", "manager_writes_policy.yaml"),
         ("manager-webhook-writes", "manager_webhook_policy.yaml"),
     ];

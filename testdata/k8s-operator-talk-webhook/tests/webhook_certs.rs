@@ -691,13 +691,7 @@ async fn a_bundle_taken_out_of_a_configuration_is_written_back_at_once() {
 /// With config/policy's webhook policy bound to the manager's ServiceAccount (here the
 /// suites'), as config/default binds it, once the API server enforces it.
 async fn install_webhook_policy(admin: &Client, account: &Client, names: &(String, String)) {
-    use k8s_openapi::api::admissionregistration::v1::{
-        ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
-    };
     use k8s_openapi::api::authentication::v1::SelfSubjectReview;
-    use kube::ResourceExt;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/policy");
-    let text = |file: &str| std::fs::read_to_string(root.join(file)).expect(file);
     let review = Api::<SelfSubjectReview>::all(account.clone())
         .create(&PostParams::default(), &SelfSubjectReview::default())
         .await
@@ -706,29 +700,9 @@ async fn install_webhook_policy(admin: &Client, account: &Client, names: &(Strin
         .status
         .and_then(|s| s.user_info?.username)
         .expect("the manager's user name");
-    let mut policy: ValidatingAdmissionPolicy =
-        serde_saphyr::from_str(&text("manager_webhook_policy.yaml")).unwrap();
-    let conditions = policy
-        .spec
-        .as_mut()
-        .and_then(|spec| spec.match_conditions.as_mut());
-    let condition = conditions
-        .into_iter()
-        .flatten()
-        .find(|c| c.name == "by-the-manager")
-        .expect("the policy's by-the-manager condition");
-    condition.expression = format!("request.userInfo.username == '{user}'");
-    let binding: ValidatingAdmissionPolicyBinding =
-        serde_saphyr::from_str(&text("manager_webhook_policy_binding.yaml")).unwrap();
-    let params = PatchParams::apply("envtest").force();
-    Api::<ValidatingAdmissionPolicy>::all(admin.clone())
-        .patch(&policy.name_any(), &params, &Patch::Apply(&policy))
+    envtest::install_policy(admin, "manager_webhook_policy", &user)
         .await
-        .unwrap();
-    Api::<ValidatingAdmissionPolicyBinding>::all(admin.clone())
-        .patch(&binding.name_any(), &params, &Patch::Apply(&binding))
-        .await
-        .unwrap();
+        .expect("installing the webhook policy");
     let longer =
         serde_json::json!([{"op": "replace", "path": "/webhooks/0/timeoutSeconds", "value": 29}]);
     eventually("the webhook policy enforced", || async {

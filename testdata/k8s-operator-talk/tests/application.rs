@@ -150,7 +150,7 @@ fn service_port(s: &corev1::Service) -> (i32, Option<i32>) {
 
 #[tokio::test]
 async fn application_runs_as_a_deployment_and_a_service() {
-    let Some((_cp, client)) = start().await else {
+    let Some((cp, client)) = start().await else {
         return;
     };
     let apps: Api<Application> = Api::namespaced(client.clone(), "default");
@@ -233,6 +233,12 @@ async fn application_runs_as_a_deployment_and_a_service() {
         labelled.resource_version(),
         "another writer's label taken as drift"
     );
+    the_api_server_limits_what_the_manager_changes_in_applications(
+        &cp,
+        &settled,
+        json!({"replicas": 5}),
+    )
+    .await;
 
     // A spec change reaches both children.
     let patch = json!({"spec": {"image": "nginx:1.27", "replicas": 3, "port": 8080}});
@@ -428,6 +434,90 @@ async fn a_refused_finalizer_shows_in_the_status(
         .delete("envtest-no-finalizers", &DeleteParams::default())
         .await
         .unwrap();
+}
+
+/// Whatever the controller's code does, the API server lets the manager's ServiceAccount
+/// change only its own finalizer on a Application (config/policy/manager_kind_policy.yaml,
+/// installed by the harness as config/default does): tried with dry runs on `obj`, which
+/// carries the finalizer, each changing one thing; `spec` is another spec for it.
+async fn the_api_server_limits_what_the_manager_changes_in_applications(
+    cp: &ControlPlane,
+    obj: &Application,
+    spec: Value,
+) {
+    let manager = cp.manager_client().await;
+    let api: Api<Application> = match obj.namespace() {
+        Some(namespace) => Api::namespaced(manager, &namespace),
+        None => Api::all(manager),
+    };
+    let name = obj.name_any();
+    let dry_run = PatchParams {
+        dry_run: true,
+        ..PatchParams::default()
+    };
+    let patch = |change: Value| {
+        let api = api.clone();
+        let (name, dry_run) = (name.clone(), dry_run.clone());
+        async move {
+            api.patch(&name, &dry_run, &Patch::Merge(&change))
+                .await
+                .map(|_| ())
+        }
+    };
+    let refusal = |outcome: Result<(), kube::Error>| match outcome {
+        Err(kube::Error::Api(status)) if status.message.contains("ValidatingAdmissionPolicy") => {
+            Some(status.message)
+        }
+        _ => None,
+    };
+    // The harness waits for the policy on Deployments, when the project has one; this one may
+    // be enforced a moment later.
+    let message = eventually("a spec change refused", || async {
+        refusal(patch(json!({"spec": spec})).await)
+    })
+    .await;
+    assert!(
+        message.contains("no spec, label or annotation"),
+        "{message}"
+    );
+    for (what, change, because) in [
+        (
+            "a label",
+            json!({"metadata": {"labels": {"app": "payments"}}}),
+            "no spec, label or annotation",
+        ),
+        (
+            "an annotation",
+            json!({"metadata": {"annotations": {"note": "x"}}}),
+            "no spec, label or annotation",
+        ),
+        (
+            "another finalizer",
+            json!({"metadata": {"finalizers": [controller::FINALIZER, "example.com/other"]}}),
+            "no finalizer but",
+        ),
+    ] {
+        let message = refusal(patch(change).await)
+            .unwrap_or_else(|| panic!("{what}: not refused by the policy"));
+        assert!(message.contains(because), "{what}: {message}");
+    }
+    // An owner: refused too, here before the policy sees it (the control plane runs
+    // OwnerReferencesPermissionEnforcement, and the manager may not delete applications).
+    let owner = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "00000000-0000-0000-0000-000000000000"}]);
+    let outcome = patch(json!({"metadata": {"ownerReferences": owner}})).await;
+    assert!(
+        matches!(&outcome, Err(kube::Error::Api(status)) if status.code == 403),
+        "an owner: {outcome:?}"
+    );
+    // What its controller does: its finalizer removed.
+    patch(json!({"metadata": {"finalizers": []}}))
+        .await
+        .expect("the finalizer removed");
+    assert_eq!(
+        api.get(&name).await.unwrap().finalizers(),
+        [controller::FINALIZER],
+        "the dry run changed the object"
+    );
 }
 
 /// Ready only once the Deployment controller has seen the current spec and every replica is

@@ -242,3 +242,19 @@ webhook configurations and the CRDs converting through the manager.
 {{- $s := include "chart.settings" . | fromJson }}
 {{- if and (index $s "metrics.enabled") (index $s "metrics.secure") }}true{{ end }}
 {{- end }}
+
+{{/*
+The binding of one of the manager's admission policies (templates/policy): refused requests
+fail. Takes a dict with .policy (the policy's name suffix) and .context (the root context).
+*/}}
+{{- define "chart.policyBinding" -}}
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: {{ include "chart.resourceName" (dict "suffix" (printf "%s-binding" .policy) "context" .context) }}
+  labels:
+    {{- include "chart.labels" .context | nindent 4 }}
+spec:
+  policyName: {{ include "chart.resourceName" (dict "suffix" .policy "context" .context) }}
+  validationActions: [Deny]
+{{- end }}

@@ -41,7 +41,7 @@ pub async fn service_account_client(
     ensure_account(admin, NAMESPACE).await?;
     grant(admin, rules, namespaces).await?;
     let account = token_client(admin, kubeconfig, NAMESPACE).await?;
-    install_policy(
+    install_policies(
         admin,
         &account,
         namespaces.first().copied().unwrap_or("default"),
@@ -50,49 +50,30 @@ pub async fn service_account_client(
     Ok(account)
 }
 
-/// The policy in config/policy, as config/default makes it: its match condition names the
-/// manager's ServiceAccount (`'system:serviceaccount:' + '<namespace>' + ':' + '<name>'`).
-const POLICY: &str = "config/policy/manager_writes_policy.yaml";
-const POLICY_BINDING: &str = "config/policy/manager_writes_policy_binding.yaml";
+/// The policies of config/policy on the manager's writes, each with its binding: on the
+/// project's kinds, then on Deployments and Services, which `install_policies` probes last.
+const POLICIES: [&str; 2] = ["manager_kind_policy", "manager_writes_policy"];
 
-/// Installs the project's admission policy on the manager's writes, when it has one, for the
-/// suites' ServiceAccount, and waits until the API server enforces it: `account` (a client of
-/// that ServiceAccount) is refused a Deployment no kind of the project controls in `namespace`.
-async fn install_policy(admin: &Client, account: &Client, namespace: &str) -> Result<(), Error> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Ok(policy) = std::fs::read_to_string(root.join(POLICY)) else {
-        return Ok(());
-    };
-    let mut policy: ValidatingAdmissionPolicy = serde_saphyr::from_str(&policy)?;
-    let condition = policy
-        .spec
-        .as_mut()
-        .and_then(|spec| spec.match_conditions.as_mut())
-        .and_then(|conditions| conditions.iter_mut().find(|c| c.name == "by-the-manager"))
-        .ok_or_else(|| format!("{POLICY} has no match condition by-the-manager"))?;
-    let mut parts: Vec<&str> = condition.expression.split('\'').collect();
-    if parts.len() != 9 {
-        return Err(format!(
-            "{POLICY}: unexpected by-the-manager: {}",
-            condition.expression
-        )
-        .into());
+/// Installs the project's admission policies on the manager's writes, those it has, for the
+/// suites' ServiceAccount, and waits until the API server enforces the one on Deployments:
+/// `account` (a client of that ServiceAccount) is refused a Deployment no kind of the project
+/// controls in `namespace`. The API server reads policies and bindings in the order they were
+/// written, so the ones written before it are enforced by then too.
+async fn install_policies(admin: &Client, account: &Client, namespace: &str) -> Result<(), Error> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/policy");
+    for name in POLICIES {
+        if root.join(format!("{name}.yaml")).exists() {
+            install_policy(
+                admin,
+                name,
+                &format!("system:serviceaccount:{NAMESPACE}:{ACCOUNT}"),
+            )
+            .await?;
+        }
     }
-    parts[3] = NAMESPACE;
-    parts[7] = ACCOUNT;
-    condition.expression = parts.join("'");
-    let binding: ValidatingAdmissionPolicyBinding =
-        serde_saphyr::from_str(&std::fs::read_to_string(root.join(POLICY_BINDING))?)?;
-    let params = PatchParams::apply("envtest").force();
-    let policies: Api<ValidatingAdmissionPolicy> = Api::all(admin.clone());
-    policies
-        .patch(&policy.name_any(), &params, &Patch::Apply(&policy))
-        .await?;
-    let bindings: Api<ValidatingAdmissionPolicyBinding> = Api::all(admin.clone());
-    bindings
-        .patch(&binding.name_any(), &params, &Patch::Apply(&binding))
-        .await?;
-
+    if !root.join("manager_writes_policy.yaml").exists() {
+        return Ok(());
+    }
     let probe: Deployment = serde_json::from_value(json!({
         "metadata": {"name": "envtest-policy-probe"},
         "spec": {"selector": {"matchLabels": {"probe": "policy"}}, "template": {
@@ -114,7 +95,7 @@ async fn install_policy(admin: &Client, account: &Client, namespace: &str) -> Re
             }
             outcome if Instant::now() > deadline => {
                 return Err(format!(
-                    "the policy of {POLICY} is not enforced after 30 s: {outcome:?}"
+                    "the policy on Deployments is not enforced after 30 s: {outcome:?}"
                 )
                 .into());
             }
@@ -197,5 +178,33 @@ async fn grant(admin: &Client, rules: &[PolicyRule], namespaces: &[&str]) -> Res
             .patch(BINDING, &params, &Patch::Apply(&binding))
             .await?;
     }
+    Ok(())
+}
+
+/// Writes the policy `config/policy/<name>.yaml` and its binding (`<name>_binding.yaml`), the
+/// policy's match condition naming `user` as config/default names the manager's
+/// ServiceAccount (`'system:serviceaccount:' + '<namespace>' + ':' + '<name>'`).
+pub async fn install_policy(admin: &Client, name: &str, user: &str) -> Result<(), Error> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/policy");
+    let file = root.join(format!("{name}.yaml"));
+    let mut policy: ValidatingAdmissionPolicy =
+        serde_saphyr::from_str(&std::fs::read_to_string(&file)?)?;
+    let condition = policy
+        .spec
+        .as_mut()
+        .and_then(|spec| spec.match_conditions.as_mut())
+        .and_then(|conditions| conditions.iter_mut().find(|c| c.name == "by-the-manager"))
+        .ok_or_else(|| format!("{} has no match condition by-the-manager", file.display()))?;
+    condition.expression = format!("request.userInfo.username == '{user}'");
+    let binding: ValidatingAdmissionPolicyBinding = serde_saphyr::from_str(
+        &std::fs::read_to_string(root.join(format!("{name}_binding.yaml")))?,
+    )?;
+    let params = PatchParams::apply("envtest").force();
+    Api::<ValidatingAdmissionPolicy>::all(admin.clone())
+        .patch(&policy.name_any(), &params, &Patch::Apply(&policy))
+        .await?;
+    Api::<ValidatingAdmissionPolicyBinding>::all(admin.clone())
+        .patch(&binding.name_any(), &params, &Patch::Apply(&binding))
+        .await?;
     Ok(())
 }
