@@ -14,14 +14,32 @@ use crate::many_kinds::{change_cruiser_schemas, many_kinds_project};
 use crate::support::*;
 
 /// One cargo target directory outside the clone, shared by every generated project, so that
-/// kube-rs and friends are compiled once per machine.
+/// kube-rs and friends are compiled once per machine. Every generated project is a package
+/// named k8s-operator-talk, so two test runs building there at once would replace each other's
+/// binaries (a manager started later would be another project's): the first call takes a lock
+/// on it, held until this test process ends, and waits while another run holds it.
 pub fn target_dir() -> PathBuf {
-    std::env::var_os("OPSDK_TARGET_DIR")
+    static LOCK: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
+    let dir = std::env::var_os("OPSDK_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             let home = std::env::var_os("HOME").expect("HOME is set");
             Path::new(&home).join(".cache/opsdk/target-gen")
-        })
+        });
+    LOCK.get_or_init(|| {
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(".opsdk-tests.lock");
+        let file = std::fs::File::create(&path).unwrap();
+        if file.try_lock().is_err() {
+            eprintln!(
+                "another test run builds in {}: waiting for it",
+                dir.display()
+            );
+            file.lock().unwrap();
+        }
+        file
+    });
+    dir
 }
 
 /// Runs `program args` in `dir`, failing the test with its output if it fails.
@@ -122,7 +140,7 @@ async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) -> ControlPl
     ));
     // Last: the manager registers its webhooks by URL, which config/deploy's would conflict with.
     if !spokes.is_empty() {
-        spoke_samples_convert_through_the_manager(dir, &cp, &spokes, dry_run);
+        spoke_samples_convert_through_the_manager(dir, &cp, &kubectl, &spokes, dry_run);
     }
     cp
 }
@@ -133,6 +151,7 @@ async fn manifests_are_accepted(dir: &Path, spoke_samples: &[&str]) -> ControlPl
 fn spoke_samples_convert_through_the_manager(
     dir: &Path,
     cp: &ControlPlane,
+    kubectl: &Kubectl,
     spokes: &[&str],
     dry_run: impl Fn(&str) -> std::process::Output,
 ) {
@@ -164,11 +183,17 @@ fn spoke_samples_convert_through_the_manager(
             if out.status.success() {
                 break;
             }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{sample} refused with the manager running: {out:?}\n{}",
-                manager.log()
-            );
+            if std::time::Instant::now() >= deadline {
+                let columns = "custom-columns=CRD:.metadata.name,\
+                    URL:.spec.conversion.webhook.clientConfig.url,\
+                    SERVICE:.spec.conversion.webhook.clientConfig.service.name";
+                let crds = kubectl.output(&["get", "crd", "-o", columns], None);
+                panic!(
+                    "{sample} refused with the manager running: {out:?}\nCRDs:\n{}\nmanager log:\n{}",
+                    String::from_utf8_lossy(&crds.stdout),
+                    manager.log()
+                );
+            }
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
     }

@@ -41,7 +41,9 @@ fn every_action_is_pinned_by_commit() {
     let mut actions = 0;
     for file in workflows(&helm) {
         let text = std::fs::read_to_string(&file).unwrap();
-        for spec in text.lines().filter_map(|l| l.trim().strip_prefix("uses: ")) {
+        // The repository's own workflows (`./.github/...`) are the commit's.
+        let uses = text.lines().filter_map(|l| l.trim().strip_prefix("uses: "));
+        for spec in uses.filter(|spec| !spec.starts_with("./")) {
             let pinned = spec
                 .split_once('@')
                 .and_then(|(_, at)| at.split_once(" # v"));
@@ -56,6 +58,46 @@ fn every_action_is_pinned_by_commit() {
     }
     assert!(actions >= 10, "{actions} actions");
     assert!(helm.join(".github/dependabot.yml").exists());
+}
+
+/// The image is pushed from main and tags only once lint and tests pass on that commit: they run
+/// from image.yml then, and not a second time on their own.
+#[test]
+fn the_image_is_pushed_only_after_lint_and_tests_pass() {
+    let (_article, article) = project_dir();
+    article_project(&article);
+    let read = |name: &str| {
+        let text = std::fs::read_to_string(article.join(".github/workflows").join(name)).unwrap();
+        serde_yaml::from_str::<serde_yaml::Value>(&text).unwrap()
+    };
+    let image = read("image.yml");
+    let jobs = &image["jobs"];
+    assert_eq!(
+        jobs["push"]["needs"],
+        serde_yaml::from_str::<serde_yaml::Value>("[lint, test]").unwrap()
+    );
+    for name in ["lint", "test"] {
+        assert_eq!(
+            jobs[name]["uses"].as_str(),
+            Some(format!("./.github/workflows/{name}.yml").as_str())
+        );
+        let called = read(&format!("{name}.yml"));
+        let on = &called["on"];
+        assert!(
+            on.get("workflow_call").is_some(),
+            "{name}.yml cannot be called"
+        );
+        assert_eq!(
+            on["push"]["branches-ignore"][0].as_str(),
+            Some("main"),
+            "{name}.yml runs twice on main"
+        );
+        assert_eq!(
+            on["push"]["tags-ignore"][0].as_str(),
+            Some("v*"),
+            "{name}.yml runs twice on tags"
+        );
+    }
 }
 
 #[test]
@@ -77,6 +119,17 @@ fn generated_workflows_pass_actionlint() {
     succeed(&helm, &["edit", "--plugins", "helm"]);
     assert_eq!(workflows(&helm).len(), 4);
     for dir in [&article, &many, &helm] {
+        // actionlint finds the workflows a job calls (`uses: ./.github/...`) from the
+        // repository's root: a clone's.
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir)
+            .status();
+        assert!(
+            git.is_ok_and(|s| s.success()),
+            "git init in {}",
+            dir.display()
+        );
         let files = workflows(dir);
         let out = actionlint(&bin, &files);
         assert!(
@@ -102,5 +155,11 @@ fn generated_workflows_pass_actionlint() {
     assert!(
         !out.status.success(),
         "actionlint accepted a broken workflow"
+    );
+    std::fs::write(&test, text.replace("  workflow_call:\n", "")).unwrap();
+    let out = actionlint(&bin, &workflows(&article));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("workflow_call"),
+        "actionlint accepted image.yml calling a workflow that cannot be called"
     );
 }

@@ -282,6 +282,7 @@ pub async fn write_bundle(
             )
             .await
             .map_err(conflict_when_changed)?;
+            tracing::info!(crd = conversion.crd, calls = ?target, "the CRD converts through this manager, with its CA bundle");
             all = all.and(Bundle::Written);
         }
     }
