@@ -5,10 +5,11 @@
 /// carries the finalizer, each changing one thing; `spec` is another spec for it.
 async fn the_api_server_limits_what_the_manager_changes_in_{{ r.plural }}(cp: &ControlPlane, obj: &{{ r.type_name }}, spec: Value) {
     let manager = cp.manager_client().await;
-    let api: Api<{{ r.type_name }}> = match obj.namespace() {
-        Some(namespace) => Api::namespaced(manager, &namespace),
-        None => Api::all(manager),
-    };
+{%- if r.namespaced %}
+    let api: Api<{{ r.type_name }}> = Api::namespaced(manager, &obj.namespace().unwrap());
+{%- else %}
+    let api: Api<{{ r.type_name }}> = Api::all(manager);
+{%- endif %}
     let name = obj.name_any();
     let dry_run = PatchParams { dry_run: true, ..PatchParams::default() };
     let patch = |change: Value| {

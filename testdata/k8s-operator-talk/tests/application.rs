@@ -446,10 +446,7 @@ async fn the_api_server_limits_what_the_manager_changes_in_applications(
     spec: Value,
 ) {
     let manager = cp.manager_client().await;
-    let api: Api<Application> = match obj.namespace() {
-        Some(namespace) => Api::namespaced(manager, &namespace),
-        None => Api::all(manager),
-    };
+    let api: Api<Application> = Api::namespaced(manager, &obj.namespace().unwrap());
     let name = obj.name_any();
     let dry_run = PatchParams {
         dry_run: true,
