@@ -133,6 +133,11 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
     assert!(managed.contains(mounted), "{managed}");
     assert!(managed.contains("secretName: k8s-operator-talk-webhook-server-cert\n"));
     assert!(!managed.contains("webhook-certs-role"), "{managed}");
+    // The metrics certificate too, from the same CA.
+    crate::helm_metrics_certs::metrics_are_served_with_cert_managers_certificate(
+        &bin,
+        &project.dir,
+    );
 
     // Another release in another namespace: the manager still finds its configurations.
     make(&project, &bin, "helm-uninstall", &[]);

@@ -14,6 +14,7 @@ mod generated;
 mod golden;
 mod helm;
 mod helm_cluster;
+mod helm_metrics_certs;
 mod helm_render;
 mod helm_values;
 mod helm_webhooks;

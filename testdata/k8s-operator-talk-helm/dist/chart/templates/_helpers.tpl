@@ -244,6 +244,29 @@ webhook configurations and the CRDs converting through the manager.
 {{- end }}
 
 {{/*
+"true" when cert-manager issues the certificate the manager serves /metrics with
+(certManager.enabled, over HTTPS), signed by the chart's CA, which a ServiceMonitor verifies.
+*/}}
+{{- define "chart.metricsCertManaged" -}}
+{{- $s := include "chart.settings" . | fromJson }}
+{{- if and (index $s "certManager.enabled") (include "chart.metricsSecure" .) }}true{{ end }}
+{{- end }}
+
+{{/*
+The metrics Service's name, which its certificate and the ServiceMonitor name too.
+*/}}
+{{- define "chart.metricsServiceName" -}}
+{{- include "chart.resourceName" (dict "suffix" "controller-manager-metrics-service" "context" .) }}
+{{- end }}
+
+{{/*
+The Secret cert-manager keeps the metrics certificate in.
+*/}}
+{{- define "chart.metricsCertSecret" -}}
+{{- include "chart.resourceName" (dict "suffix" "metrics-server-cert" "context" .) }}
+{{- end }}
+
+{{/*
 The binding of one of the manager's admission policies (templates/policy): refused requests
 fail. Takes a dict with .policy (the policy's name suffix) and .context (the root context).
 */}}
