@@ -144,16 +144,9 @@ fn defaulted_patch<K: Serialize + DeserializeOwned>(
     object: K,
     default: fn(&mut K),
 ) -> serde_json::Result<json_patch::Patch> {
-    /// Only the object of the review.
-    #[derive(serde::Deserialize)]
-    struct Review<T> {
-        request: Request<T>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Request<T> {
-        object: T,
-    }
-    let sent = || serde_json::from_slice::<Review<Value>>(body).map(|review| review.request.object);
+    let sent = || {
+        serde_json::from_slice::<Review<Object<Value>>>(body).map(|review| review.request.object)
+    };
     let removed = |op: &json_patch::PatchOperation| match op {
         json_patch::PatchOperation::Remove(remove) => Some(remove.path.to_string()),
         _ => None,
@@ -166,7 +159,9 @@ fn defaulted_patch<K: Serialize + DeserializeOwned>(
         .filter_map(removed)
         .collect();
     drop(round_trip);
-    let mut object = serde_json::from_slice::<Review<K>>(body)?.request.object;
+    let mut object = serde_json::from_slice::<Review<Object<K>>>(body)?
+        .request
+        .object;
     default(&mut object);
     let defaulted = serde_json::to_value(&object)?;
     drop(object);
@@ -298,15 +293,23 @@ where
 /// The request's uid, reading nothing else of `body`.
 fn uid(body: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
-    struct Review {
-        request: Request,
-    }
-    #[derive(serde::Deserialize)]
-    struct Request {
+    struct Uid {
         uid: String,
     }
-    let review: Review = serde_json::from_slice(body).ok()?;
+    let review: Review<Uid> = serde_json::from_slice(body).ok()?;
     Some(review.request.uid)
+}
+
+/// The part `T` of an AdmissionReview's request: serde skips the rest of the body unread.
+#[derive(serde::Deserialize)]
+struct Review<T> {
+    request: T,
+}
+
+/// The object of a request.
+#[derive(serde::Deserialize)]
+struct Object<T> {
+    object: T,
 }
 
 #[cfg(test)]
