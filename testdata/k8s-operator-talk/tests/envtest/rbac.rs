@@ -133,8 +133,16 @@ pub async fn token_client(
     let mut kubeconfig = kubeconfig.clone();
     kubeconfig["users"][0]["user"] = serde_json::json!({ "token": token });
     let kubeconfig: Kubeconfig = serde_json::from_value(kubeconfig)?;
-    let config =
+    let mut config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+    // Named as the manager names itself (`api_client::with_user_agent`; the package is named
+    // like `MANAGER`): the API server names its field manager after it, which the policy on
+    // the project's kinds tells from other writers'.
+    let agent = concat!(env!("CARGO_PKG_NAME"), "/", env!("CARGO_PKG_VERSION"));
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(agent),
+    ));
     Ok(Client::try_from(config)?)
 }
 
