@@ -33,7 +33,7 @@ pub async fn connect(requests: &Requests) -> Result<Client, Box<dyn std::error::
 /// logs show who wrote, and the API server names the field manager of a write that gives none
 /// (the finalizer's patches) after its first part, `MANAGER`, which the admission policy on
 /// the project's kinds (config/policy/manager_kind_policy.yaml) tells from other writers'.
-pub fn with_user_agent(mut config: Config) -> Config {
+fn with_user_agent(mut config: Config) -> Config {
     let agent = format!("{}/{}", crate::MANAGER, env!("CARGO_PKG_VERSION"));
     if let Ok(agent) = http::HeaderValue::from_str(&agent) {
         config.headers.push((http::header::USER_AGENT, agent));
@@ -73,5 +73,33 @@ mod tests {
         let listed = tokio::time::timeout(READ_TIMEOUT * 2, configmaps.list(&params)).await;
         assert!(listed.expect("no answer within the read timeout").is_err());
         assert!(started.elapsed() >= READ_TIMEOUT, "{:?}", started.elapsed());
+    }
+
+    #[tokio::test]
+    async fn every_request_names_the_manager() {
+        use tokio::io::AsyncReadExt;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let client = Client::try_from(with_user_agent(Config::new(url.parse().unwrap()))).unwrap();
+        let request = tokio::spawn(async move {
+            let (configmaps, params) = (Api::<ConfigMap>::all(client), Default::default());
+            configmaps.list(&params).await
+        });
+        let (mut connection, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut chunk = [0; 1024];
+            let read = connection.read(&mut chunk).await.unwrap();
+            assert!(read > 0, "the connection closed in the request's head");
+            head.extend_from_slice(&chunk[..read]);
+        }
+        let head = String::from_utf8_lossy(&head).to_lowercase();
+        let agent = format!(
+            "\r\nuser-agent: {}/{}\r\n",
+            crate::MANAGER,
+            env!("CARGO_PKG_VERSION")
+        );
+        assert!(head.contains(&agent), "{head}");
+        request.abort();
     }
 }
