@@ -2,8 +2,9 @@
 //! (`controller::role()`, as in `config/rbac/role.yaml`): in a ClusterRole for a cluster-wide
 //! manager, in a Role bound in each watched namespace for a namespace-scoped one. Suites run
 //! the controllers the way a cluster runs them: a verb missing from the role fails the suite
-//! instead of shipping. The project's admission policy on the manager's own writes
-//! (config/policy), when it has one, is bound to that ServiceAccount too.
+//! instead of shipping. The project's admission policies on the manager's own writes
+//! (config/policy: on its kinds and on Deployments and Services, those it has) are bound to
+//! that ServiceAccount too, and the client names itself as the manager does (User-Agent).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
