@@ -226,7 +226,18 @@ step floor "$HARNESS" --flavor=floor --apps="$APPS" --out="$WORK/floor.json" --l
 # From one fresh control plane to the next, converge and floor each vary by up to 20% here: the
 # converge-to-floor ratio is judged on the medians of CONVERGE_RUNS runs of each, interleaved
 # (the two above first; the others with a short steady window, as only converge is read).
-OPS_RUNS=("$WORK/cp-opsdk.json") FLOOR_RUNS=("$WORK/floor.json")
+# opsdk's operator as `make deploy` runs it: under its ServiceAccount and generated roles, with
+# config/policy's admission policies on its writes (bench/harness/src/deployed.rs).
+deployed_run() {
+  say "opsdk's operator as deployed: its ServiceAccount, roles and admission policies ($1 of $CONVERGE_RUNS)"
+  step "cp-opsdk-deployed-$1" "$HARNESS" --flavor=opsdk --manager="$WORK/bin/opsdk-manager" \
+    --crds="$OPS_PROJECT/config/crd/bases" --group="$DOMAIN" --apps="$APPS" --steady=5 \
+    --deployed="$OPS_PROJECT/config/default" \
+    --out="$WORK/cp-opsdk-deployed-$1.json" --logs="$LOGS/cp-opsdk-deployed-$1"
+  DEPLOYED_RUNS+=("$WORK/cp-opsdk-deployed-$1.json")
+}
+OPS_RUNS=("$WORK/cp-opsdk.json") FLOOR_RUNS=("$WORK/floor.json") DEPLOYED_RUNS=()
+deployed_run 1
 for i in $(seq 2 "$CONVERGE_RUNS"); do
   say "the API server alone, then opsdk's operator, again ($i of $CONVERGE_RUNS)"
   step "floor-$i" "$HARNESS" --flavor=floor --apps="$APPS" --out="$WORK/floor-$i.json" \
@@ -235,8 +246,11 @@ for i in $(seq 2 "$CONVERGE_RUNS"); do
     --crds="$OPS_PROJECT/config/crd/bases" --group="$DOMAIN" --apps="$APPS" --steady=5 \
     --out="$WORK/cp-opsdk-$i.json" --logs="$LOGS/cp-opsdk-$i"
   OPS_RUNS+=("$WORK/cp-opsdk-$i.json") FLOOR_RUNS+=("$WORK/floor-$i.json")
+  deployed_run "$i"
 done
 CONVERGE_RUNS_JSON=$(jq -s -c 'map(.converge_s)' "${OPS_RUNS[@]}")
+DEPLOYED_RUNS_JSON=$(jq -s -c 'map(.converge_s)' "${DEPLOYED_RUNS[@]}")
+DEPLOYED_REQUESTS_JSON=$(jq -s -c 'map(.requests_per_app)' "${DEPLOYED_RUNS[@]}")
 FLOOR_RUNS_JSON=$(jq -s -c 'map(.deployments_plus_nodeport_services_s)' "${FLOOR_RUNS[@]}")
 rm -f "$LOGS"/cp-*/audit.log.gz
 gzip -f "$LOGS"/cp-*/audit.log
@@ -274,7 +288,8 @@ jq -n \
   --argjson ops_mb "$OPS_BIN_MB" --argjson kb_mb "$KB_BIN_MB" --argjson kb_mb_default "$KB_BIN_DEFAULT_MB" \
   --argjson scaling "$SCALING_JSON" --argjson steps "$steps_json" --argjson versions "$versions" \
   --argjson total "$TOTAL_S" --arg kbgroup "$KB_GROUP" \
-  --argjson converge_runs "$CONVERGE_RUNS_JSON" --argjson floor_runs "$FLOOR_RUNS_JSON" '
+  --argjson converge_runs "$CONVERGE_RUNS_JSON" --argjson floor_runs "$FLOOR_RUNS_JSON" \
+  --argjson deployed_runs "$DEPLOYED_RUNS_JSON" --argjson deployed_requests "$DEPLOYED_REQUESTS_JSON" '
   ($ops[0]) as $o | ($kb[0]) as $k | ($floor[0]) as $f |
   def pair(a; b): {opsdk: a, kubebuilder: b};
   def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
@@ -296,6 +311,8 @@ jq -n \
     converge_1000_runs_s: {opsdk: $converge_runs},
     floor_1000_runs_s: {floor: $floor_runs},
     converge_over_floor: {opsdk: (($converge_runs | median) / ($floor_runs | median) * 100 | round / 100)},
+    converge_1000_deployed_runs_s: {opsdk: $deployed_runs},
+    converge_deployed_over_floor: {opsdk: (($deployed_runs | median) / ($floor_runs | median) * 100 | round / 100)},
     cpu_s: pair($o.cpu_s; $k.cpu_s),
     date: $date,
     machine: $machine,
@@ -308,6 +325,7 @@ jq -n \
       "converge_1000_s: from the first create to every child existing with the right spec, seen by a watch: opsdk Deployment and NodePort Service (Deployments alone: \($o.deployments_converged_s) s, Services: \($o.services_converged_s) s); kubebuilder Deployment only (its deploy-image controller makes no Service). Until converged, the API server took on average \($o.operator_request_latency_ms.create_to_converged["create services"] // "?") ms to answer opsdk'"'"'s Service creates and \($o.operator_request_latency_ms.create_to_converged["create deployments"] // "?") ms its Deployment creates; kubebuilder'"'"'s Deployment creates \($k.operator_request_latency_ms.create_to_converged["create deployments"] // "?") ms",
       "floor: the API server alone on the same kind of fresh control plane, no operator: the harness server-side applies \($f.apps) Deployments shaped like opsdk'"'"'s (\($f.deployments_s) s), then \($f.apps) NodePort Services (\($f.nodeport_services_s) s), \($f.in_flight) in flight; \($f.apps) more NodePort Services one at a time: \($f.nodeport_services_one_at_a_time_s) s (Service creation does not scale with concurrency). floor_1000_s is the first two added, Deployments + Services (\($f.deployments_plus_nodeport_services_s) s), stored as {\"floor\": n} (no operator, so no opsdk or kubebuilder value). No operator converges faster than that; half of kubebuilder'"'"'s converge time is \(($k.converge_s / 2 * 100 | round) / 100) s",
       "converge_over_floor: the median of opsdk'"'"'s converge times over the median of the floors, \($converge_runs | length) runs of each on fresh control planes, interleaved (floor, opsdk, floor, ...): converge_1000_runs_s \($converge_runs | tostring), floor_1000_runs_s \($floor_runs | tostring). converge_1000_s and floor_1000_s are the first run of each",
+      "converge_deployed_over_floor: the same operator run as `make deploy` runs it, not as `make run` does: config/default applied (its Deployment left out, no kubelet here), the manager authenticated as its ServiceAccount, so every request it sends is authorized by the generated roles and every write it makes is judged by config/policy'"'"'s ValidatingAdmissionPolicies, which kubebuilder'"'"'s project does not have; \($deployed_runs | length) runs, one after each floor (floor, opsdk, opsdk as deployed, ...): converge_1000_deployed_runs_s \($deployed_runs | tostring), requests per Application \($deployed_requests | tostring)",
       "rss: VmRSS of the manager 15 s after it is ready (idle) and after the steady-state window (1000); anonymous part idle/1000: opsdk \($o.rss_anon_idle_mb)/\($o.rss_anon_1000_mb) MB, kubebuilder \($k.rss_anon_idle_mb)/\($k.rss_anon_1000_mb) MB; peak (VmHWM) opsdk \($o.rss_peak_mb) MB, kubebuilder \($k.rss_peak_mb) MB",
       "steady state: the window starts \($o.steady_window_starts_after_create_s) s (opsdk) / \($k.steady_window_starts_after_create_s) s (kubebuilder) after the first create: at least 65 s after convergence (kubebuilder requeues one minute after creating a Deployment) and once kube-controller-manager has written nothing for 10 s; writes counted from the apiserver audit log by user agent (the operator'"'"'s only). steady_state_requests_60s: every request the operator sent in the window (same audit log, by when it was received: any verb, get, list, watch starts, creates, updates, patches, deletes) except its leader-election Lease requests (leases in coordination.k8s.io; opsdk \($o.steady_state_lease_requests), kubebuilder \($k.steady_state_lease_requests) left out), times 60 s / the window'"'"'s length (opsdk \($o.steady_window_s) s, kubebuilder \($k.steady_window_s) s); steady_state_writes_60s is the writes counted as they are, not scaled. apiserver_request_total over the same window, all clients, by verb: opsdk \($o.apiserver_request_total.steady_window_by_verb | tostring), kubebuilder \($k.apiserver_request_total.steady_window_by_verb | tostring)",
       "requests_per_app: the operator'"'"'s requests (audit log, by user agent) from the first create to the start of the steady window, divided by \($apps); by verb: opsdk \($o.operator_requests.create_to_steady_window | tostring), kubebuilder \($k.operator_requests.create_to_steady_window | tostring). gets_per_app: the same window and count, verb get only (single-object reads; not list or watch)",
@@ -359,6 +377,7 @@ jq -r '
   row("converge 1,000 Applications, s"; .converge_1000_s; "ratio <= 1/2"; yes(.converge_1000_s.opsdk * 2 <= .converge_1000_s.kubebuilder)),
   "| floor: 1,000 Deployments + 1,000 NodePort Services created by the API server alone, s | \(r(.floor_1000_s.floor)) | - | - | | no operator: the least opsdk'"'"'s converge can take |",
   "| opsdk converge / floor, medians of \(.converge_1000_runs_s.opsdk | length) runs each | \(r(.converge_over_floor.opsdk)) | - | - | opsdk <= 1.5 | \(yes(.converge_over_floor.opsdk <= 1.5)) |",
+  "| the same, opsdk as deployed (its ServiceAccount, roles and admission policies), medians of \(.converge_1000_deployed_runs_s.opsdk | length) runs | \(r(.converge_deployed_over_floor.opsdk)) | - | - | opsdk <= 1.5 | \(yes(.converge_deployed_over_floor.opsdk <= 1.5)) |",
   row("writes in 60 s of steady state"; .steady_state_writes_60s; "opsdk 0"; yes(.steady_state_writes_60s.opsdk == 0)),
   row("requests in 60 s of steady state, any verb, Lease renewals left out"; .steady_state_requests_60s; ""; ""),
   row("requests per Application to converge"; .requests_per_app; ""; ""),

@@ -40,6 +40,11 @@ trap 'hack/prune-target.sh "$OPSDK_TARGET_DIR"' EXIT
 
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
+# The benchmark harness compiles the generated projects' envtest harness (templates/tests/envtest)
+# into itself, so a change there can break bench/run.sh: keep it building, warning-free.
+cargo fmt --check --manifest-path bench/harness/Cargo.toml
+CARGO_TARGET_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/opsdk/harness-check" \
+    cargo clippy --locked --manifest-path bench/harness/Cargo.toml -- -D warnings
 # The slow suites are #[ignore]d for a plain `cargo test`; run them too, one at a time
 # (each builds a project or starts control planes, and the machine has 2 cores).
 cargo test -- --include-ignored --test-threads=1

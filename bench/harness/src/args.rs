@@ -18,6 +18,8 @@ pub struct Args {
     pub flavor: Flavor,
     pub manager: PathBuf,
     pub crds: PathBuf,
+    /// The project's config/default: run the manager as it deploys (see deployed.rs).
+    pub deployed: Option<PathBuf>,
     pub group: String,
     pub apps: usize,
     pub image: String,
@@ -69,6 +71,7 @@ pub fn parse_args() -> Result<Args, Error> {
         flavor,
         manager: path("manager")?,
         crds: path("crds")?,
+        deployed: map.get("deployed").map(std::fs::canonicalize).transpose()?,
         group: if operator {
             get("group")?
         } else {

@@ -29,18 +29,20 @@
 //! Where each part lives: args.rs (flags), control_plane.rs (assets, start, CRDs), workload.rs
 //! (namespaces and Applications), operator.rs (the manager's process), converge.rs (the watches),
 //! sample.rs (RSS and CPU from /proc), metrics.rs (`apiserver_request_total`), audit.rs (the
-//! audit log), run.rs (the phases), report.rs (the JSON).
+//! audit log), run.rs (the phases), report.rs (the JSON), deployed.rs (`--deployed`: the
+//! manager under its ServiceAccount, roles and admission policies).
 //!
 //! Usage (bench/run.sh calls it):
 //!   opsdk-bench-harness --flavor=opsdk|kubebuilder --manager=BIN --crds=DIR --group=GROUP
 //!     --out=FILE.json --logs=DIR [--apps=1000] [--image=nginx:latest] [--idle=15] [--settle=65]
-//!     [--max-settle=480] [--steady=60] [--timeout=600]
+//!     [--max-settle=480] [--steady=60] [--timeout=600] [--deployed=CONFIG_DEFAULT_DIR]
 //!   opsdk-bench-harness --flavor=floor --out=FILE.json --logs=DIR [--apps=1000]
 
 mod args;
 mod audit;
 mod control_plane;
 mod converge;
+mod deployed;
 #[path = "../../../templates/tests/envtest/mod.rs"]
 mod envtest;
 mod floor;

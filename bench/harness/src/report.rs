@@ -70,6 +70,7 @@ fn process(args: &Args, m: &Measured) -> Value {
     let (idle, end) = (&m.idle, &m.end);
     json!({
         "flavor": format!("{:?}", args.flavor).to_lowercase(),
+        "deployed": args.deployed.is_some(),
         "apps": args.apps,
         "image": args.image,
         "kube_controller_manager": KCM_CONTROLLERS,

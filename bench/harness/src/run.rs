@@ -11,6 +11,7 @@ use crate::args::Args;
 use crate::audit::{AuditTail, now_us, read_audit};
 use crate::control_plane::{self, install_crds};
 use crate::converge::Watches;
+use crate::deployed;
 use crate::metrics::scrape;
 use crate::operator::{Operator, log_stats};
 use crate::report::{Measured, Wall, diff_maps, report};
@@ -27,8 +28,12 @@ pub async fn run(args: &Args, assets: &Path) -> Result<Value, Error> {
     install_crds(assets, &kubeconfig, &args.crds)?;
     let names = app_names(args.apps);
     create_namespaces(&client, &names).await?;
+    let manager_kubeconfig = match &args.deployed {
+        Some(config) => deployed::install(assets, &kubeconfig, config, &client, &args.logs).await?,
+        None => kubeconfig.clone(),
+    };
 
-    let mut operator = Operator::start(args, &kubeconfig)?;
+    let mut operator = Operator::start(args, &manager_kubeconfig)?;
     let pid = operator.pid();
     operator.wait_ready(Duration::from_secs(60)).await?;
     let ready_s = operator.started.elapsed().as_secs_f64();
