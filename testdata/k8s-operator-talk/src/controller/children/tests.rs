@@ -120,6 +120,8 @@ async fn a_watch_event_ahead_of_the_create_answer_leaves_no_stand_in_behind() {
     // The watch delivers the new child before the reconcile has the POST's answer...
     feed(&children, watcher::Event::Apply(child.clone()));
     children.record_created(&child);
+    // Cached already, so not remembered: nothing would clear it before the next relist.
+    assert!(children.created.lock().unwrap().is_empty());
     // ...and someone deletes it: the reconcile must see it missing, to create it again.
     feed(&children, watcher::Event::Delete(child));
     assert!(children.cached("web", Some("default")).unwrap().is_none());
@@ -134,6 +136,10 @@ async fn a_created_child_stands_in_for_the_watch_only_for_a_while() {
     assert!(children.cached("web", Some("default")).unwrap().is_some());
     tokio::time::advance(CREATED_TTL).await;
     assert!(children.cached("web", Some("default")).unwrap().is_none());
+    // And it is let go once another child is created.
+    children.record_created(&config_map("api"));
+    let created = children.created.lock().unwrap();
+    assert_eq!(created.keys().collect::<Vec<_>>(), ["default/api"]);
 }
 
 #[tokio::test]
