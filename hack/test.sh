@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of opsdk: formatting and clippy of opsdk itself, its unit and CLI tests, the
+# Runs every test of opsdk: formatting and clippy of opsdk itself (and of the benchmark
+# harness, which compiles the generated envtest harness into itself), its unit and CLI tests, the
 # golden copy, the generated projects' own checks (rustfmt, clippy, unit tests, envtest suites
 # against a real kube-apiserver, crdgen), the article's walkthrough end to end, a leader
 # handover between two managers (with the Grafana dashboard's metrics in its scrape), a
