@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authentication::v1::TokenRequest;
@@ -124,37 +123,10 @@ fn write_kubeconfig(admin: &Path, token: &str, to: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Until the API server refuses, as the manager, a Deployment none of its kinds controls (a
-/// dry run): the policies take a moment to be loaded after they are created.
+/// Until the API server enforces the policies on the manager's writes (the generated envtest
+/// harness's probe: a Deployment none of its kinds controls, refused to the manager).
 async fn policies_enforced(kubeconfig: &Path) -> Result<(), Error> {
     let kubeconfig = Kubeconfig::read_from(kubeconfig)?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
-    let manager = Client::try_from(config)?;
-    let probe: Deployment = serde_json::from_value(json!({
-        "metadata": {"name": "bench-policy-probe"},
-        "spec": {"selector": {"matchLabels": {"probe": "policy"}}, "template": {
-            "metadata": {"labels": {"probe": "policy"}},
-            "spec": {"containers": [{"name": "probe", "image": "probe"}]}}}
-    }))?;
-    let dry_run = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    let deployments = Api::<Deployment>::namespaced(manager, "default");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match deployments.create(&dry_run, &probe).await {
-            Err(kube::Error::Api(status))
-                if status.message.contains("ValidatingAdmissionPolicy") =>
-            {
-                return Ok(());
-            }
-            outcome if Instant::now() > deadline => {
-                return Err(
-                    format!("the manager's policies not enforced after 60 s: {outcome:?}").into(),
-                );
-            }
-            _ => tokio::time::sleep(Duration::from_millis(200)).await,
-        }
-    }
+    crate::envtest::policy_enforced(&Client::try_from(config)?, "default").await
 }

@@ -12,7 +12,7 @@ mod rbac;
 mod wait;
 pub mod webhook;
 
-pub use rbac::install_policy;
+pub use rbac::{install_policy, policy_enforced};
 pub use wait::{TIMEOUT, eventually, install_crds};
 
 use std::fs::File;

@@ -75,6 +75,13 @@ async fn install_policies(admin: &Client, account: &Client, namespace: &str) -> 
     if !root.join("manager_writes_policy.yaml").exists() {
         return Ok(());
     }
+    policy_enforced(account, namespace).await
+}
+
+/// Waits until the API server enforces the policy on the manager's Deployments: `account` (a
+/// client of the manager's ServiceAccount) is refused a Deployment no kind of the project
+/// controls in `namespace` (a dry run).
+pub async fn policy_enforced(account: &Client, namespace: &str) -> Result<(), Error> {
     let probe: Deployment = serde_json::from_value(json!({
         "metadata": {"name": "envtest-policy-probe"},
         "spec": {"selector": {"matchLabels": {"probe": "policy"}}, "template": {
