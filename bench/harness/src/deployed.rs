@@ -37,14 +37,7 @@ pub async fn install(
     let built = Command::new(&kubectl)
         .args(["kustomize", &config_default.display().to_string()])
         .output()?;
-    if !built.status.success() {
-        return Err(format!(
-            "kubectl kustomize {}: {}",
-            config_default.display(),
-            String::from_utf8_lossy(&built.stderr)
-        )
-        .into());
-    }
+    succeeded(&built, "kubectl kustomize", config_default)?;
     let mut apply = Command::new(&kubectl)
         .args(["apply", "--server-side", "-f", "-"])
         .env("KUBECONFIG", admin_kubeconfig)
@@ -58,15 +51,7 @@ pub async fn install(
         .take()
         .ok_or("kubectl apply: no stdin")?
         .write_all(&built.stdout)?;
-    let applied = apply.wait_with_output()?;
-    if !applied.status.success() {
-        return Err(format!(
-            "applying {}: {}",
-            config_default.display(),
-            String::from_utf8_lossy(&applied.stderr)
-        )
-        .into());
-    }
+    succeeded(&apply.wait_with_output()?, "kubectl apply", config_default)?;
     let account = manager_account(client).await?;
     let namespace = account.namespace().unwrap_or_default();
     // The manager's own Deployment would never run here; the harness runs its binary instead.
@@ -79,6 +64,15 @@ pub async fn install(
     write_kubeconfig(admin_kubeconfig, &token, &kubeconfig)?;
     policies_enforced(&kubeconfig).await?;
     Ok(kubeconfig)
+}
+
+/// An error naming `what` ran on `dir` and what it printed, unless `output` is a success.
+fn succeeded(output: &std::process::Output, what: &str, dir: &Path) -> Result<(), Error> {
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    Err(format!("{what} {}: {stderr}", dir.display()).into())
 }
 
 async fn manager_account(client: &Client) -> Result<ServiceAccount, Error> {
