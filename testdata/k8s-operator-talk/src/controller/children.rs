@@ -188,7 +188,7 @@ where
     /// Remembers a child just created, until the watch delivers it (`observe`). Under load the
     /// watch often delivers it before the create's answer comes back: it is then cached
     /// already and not remembered, or it would be kept until the next relist (with 1,000
-    /// Applications, 2.5 MB of the manager's memory). Entries past `CREATED_TTL` go too.
+    /// Applications, about 0.3 MB of the manager's memory). Entries past `CREATED_TTL` go too.
     fn record_created(&self, child: &K) {
         let namespace = child.meta().namespace.as_deref();
         // Locked first, as the watch does (`observe`): either it has delivered the child
