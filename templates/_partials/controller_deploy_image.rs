@@ -31,6 +31,7 @@ use crate::watches::Relist;
 use crate::controller::children::{Children, MANAGED_BY, Outcome, controller_of};
 use crate::controller::rollout::{Rollout, rollout};
 use crate::rbac::Rule;
+use crate::retry::Retries;
 use crate::{Context, Error, Result, watches};
 
 {% include "_partials/controller_names.rs" %}
@@ -213,15 +214,15 @@ fn service_name(owner: &str) -> String {
     format!("{owner}-service")
 }
 
+/// How long at most a {{ r.kind }} blocked by an object it does not control waits before it
+/// looks again, as the manager's rate limit allows: that object's removal is seen by no watch.
+const CONFLICT_RECHECK: Duration = Duration::from_secs(30);
 /// The children's and their Pods' labels are under this kind's own prefix, so that no one
 /// else's selector picks up our Pods and ours picks up no one else's: the Pods are selected by
 /// the owner's uid, which is this object's alone, not by its name, which anyone allowed to
 /// create {{ r.kind }}s chooses (`app: <name>` would put their Pods behind the Service of any
 /// workload labelled so, and that workload behind their NodePort). The name label is for people
 /// (`kubectl get pods -l {{ r.crd_name }}/name=<name>`); managed-by scopes our watches.
-/// How long at most a {{ r.kind }} blocked by an object it does not control waits before it
-/// looks again: that object's removal is seen by no watch.
-const CONFLICT_RECHECK: Duration = Duration::from_secs(30);
 const UID_LABEL: &str = "{{ r.crd_name }}/uid";
 const NAME_LABEL: &str = "{{ r.crd_name }}/name";
 

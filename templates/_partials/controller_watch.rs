@@ -96,14 +96,10 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
 pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, state: Arc<State>, cache: &reflector::Store<{{ r.type_name }}>) -> Action {
     state.ctx.metrics.reconcile_failed(CONTROLLER, error);
     let key = retry_key(obj.as_ref());
-    let delay = state.ctx.retries.next_delay(&key);
 {%- if r.deploy_image %}
-    // The object in a child's way is not watched (it lacks the managed-by label), so its
-    // removal wakes nothing: the conflict is looked at again at least this often.
-    let delay = match error.cause() {
-        Error::ChildConflict(_) => delay.min(CONFLICT_RECHECK),
-        _ => delay,
-    };
+    let delay = retry_delay(&state.ctx.retries, &key, error);
+{%- else %}
+    let delay = state.ctx.retries.next_delay(&key);
 {%- endif %}
     if cache.get(&reflector::ObjectRef::from_obj(obj.as_ref())).is_none_or(|cached| cached.uid() != obj.uid()) {
         state.ctx.retries.forget(&key);
@@ -111,3 +107,15 @@ pub fn error_policy(obj: Arc<{{ r.type_name }}>, error: &Error, state: Arc<State
     warn!(controller = CONTROLLER, namespace = %obj.namespace().unwrap_or_default(), object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
     Action::requeue(delay)
 }
+{%- if r.deploy_image %}
+
+/// The wait before the object `key` is reconciled again after `error`. The object in a child's
+/// way is not watched (it lacks the managed-by label), so its removal wakes nothing: a conflict
+/// is looked at again within `CONFLICT_RECHECK`, as the manager-wide rate limit allows.
+fn retry_delay(retries: &Retries, key: &str, error: &Error) -> Duration {
+    match error.cause() {
+        Error::ChildConflict(_) => retries.next_delay_within(key, CONFLICT_RECHECK),
+        _ => retries.next_delay(key),
+    }
+}
+{%- endif %}

@@ -14,6 +14,9 @@ const MAX_DELAY: Duration = Duration::from_secs(300);
 /// Retries per second the whole manager may start, and how many may start at once.
 const RATE: f64 = 10.0;
 const BURST: f64 = 100.0;
+/// How far the bucket may go into debt: retries already promised a later turn. No retry waits
+/// longer for its turn than `MAX_DELAY`, whatever failed before it.
+const MAX_DEBT: f64 = MAX_DELAY.as_secs() as f64 * RATE;
 
 pub struct Retries {
     /// Object uid -> failures since its last success.
@@ -44,6 +47,14 @@ impl Retries {
     /// The delay before retrying the object `uid` after one more failure: between half and
     /// all of 1 s, 2 s, 4 s, ... 5 min, and never sooner than the manager's rate limit allows.
     pub fn next_delay(&self, uid: &str) -> Duration {
+        self.next_delay_within(uid, MAX_DELAY)
+    }
+
+    /// As `next_delay`, with the object's own backoff growing to `longest` at most (and
+    /// jittered below it, so that objects held at it do not retry in lockstep). The rate limit
+    /// still holds: a retry that could come sooner than the limit allows is not a retry the
+    /// manager can afford.
+    pub fn next_delay_within(&self, uid: &str, longest: Duration) -> Duration {
         let failures = {
             let mut failures = self.failures.lock().expect("retries lock poisoned");
             let count = failures.entry(uid.to_string()).or_default();
@@ -52,7 +63,7 @@ impl Retries {
         };
         let backoff = BASE_DELAY
             .saturating_mul(2u32.saturating_pow(failures - 1))
-            .min(MAX_DELAY);
+            .min(longest.min(MAX_DELAY));
         let jittered = backoff.mul_f64(0.5 + 0.5 * self.unit_random(uid, failures));
         jittered.max(self.reserve())
     }
@@ -84,7 +95,7 @@ impl Retries {
         let mut bucket = self.bucket.lock().expect("retries lock poisoned");
         let now = Instant::now();
         let refill = now.duration_since(bucket.updated).as_secs_f64() * RATE;
-        bucket.tokens = (bucket.tokens + refill).min(BURST) - 1.0;
+        bucket.tokens = ((bucket.tokens + refill).min(BURST) - 1.0).max(-MAX_DEBT);
         bucket.updated = now;
         if bucket.tokens >= 0.0 {
             Duration::ZERO
@@ -155,5 +166,36 @@ mod tests {
         assert!(delays[..100].iter().all(|d| *d <= BASE_DELAY));
         // The 150th retry waits for the bucket: about 50 tokens at 10 per second.
         assert!(delays[149] >= Duration::from_secs(4), "{:?}", delays[149]);
+    }
+
+    #[test]
+    fn a_shorter_backoff_still_waits_its_turn() {
+        let retries = Retries::default();
+        for i in 0..500 {
+            retries.next_delay(&format!("uid-{i}"));
+        }
+        // 400 retries are ahead of it, 40 s at 10 per second: later than its own 30 s.
+        let delay = retries.next_delay_within("uid-a", Duration::from_secs(30));
+        assert!(delay >= Duration::from_secs(39), "{delay:?}");
+        // Without other failures, it comes within its own cap, jittered.
+        let quiet = Retries::default();
+        for _ in 0..20 {
+            let delay = quiet.next_delay_within("uid-a", Duration::from_secs(30));
+            assert!(delay <= Duration::from_secs(30), "{delay:?}");
+        }
+        assert!(
+            quiet.next_delay_within("uid-a", Duration::from_secs(30)) >= Duration::from_secs(15)
+        );
+    }
+
+    #[test]
+    fn no_retry_waits_past_the_cap_however_many_failed_before() {
+        let retries = Retries::default();
+        for i in 0..10_000 {
+            retries.next_delay(&format!("uid-{i}"));
+        }
+        let delay = retries.next_delay("uid-a");
+        assert!(delay <= MAX_DELAY, "{delay:?}");
+        assert!(delay >= MAX_DELAY - Duration::from_secs(1), "{delay:?}");
     }
 }

@@ -907,6 +907,56 @@ async fn the_api_server_limits_what_the_manager_writes(
             .await
             .map(|_| ()),
     );
+    // Control-plane nodes that carry no taint (k3s servers, single-node clusters) are chosen
+    // without a toleration.
+    let control_plane_label = || {
+        [(
+            "node-role.kubernetes.io/control-plane".to_string(),
+            String::new(),
+        )]
+        .into()
+    };
+    let selected = deployment(&|d| pod(d).node_selector = Some(control_plane_label()));
+    refused(
+        "a Pod on the nodes it selects",
+        "choose no node",
+        deployments.create(&dry_run, &selected).await.map(|_| ()),
+    );
+    let affinity = deployment(&|d| {
+        let term = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}]}}});
+        pod(d).affinity = Some(serde_json::from_value(term).unwrap());
+    });
+    refused(
+        "a Pod with a node affinity",
+        "choose no node",
+        deployments.create(&dry_run, &affinity).await.map(|_| ()),
+    );
+    let scheduler = deployment(&|d| pod(d).scheduler_name = Some("any-node".into()));
+    refused(
+        "a Pod placed by another scheduler",
+        "choose no node",
+        deployments.create(&dry_run, &scheduler).await.map(|_| ()),
+    );
+    let spread = deployment(&|d| {
+        let constraint = json!([{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}]);
+        pod(d).topology_spread_constraints = Some(serde_json::from_value(constraint).unwrap());
+    });
+    refused(
+        "a Pod with a spread constraint",
+        "choose no node",
+        deployments.create(&dry_run, &spread).await.map(|_| ()),
+    );
+    let pull_secret = deployment(&|d| {
+        pod(d).image_pull_secrets = Some(vec![corev1::LocalObjectReference {
+            name: "registry".into(),
+        }])
+    });
+    refused(
+        "a Pod pulling with a Secret",
+        "no Secret",
+        deployments.create(&dry_run, &pull_secret).await.map(|_| ()),
+    );
     let sysctl = deployment(&|d| {
         let sysctl = corev1::Sysctl {
             name: "net.ipv4.ip_unprivileged_port_start".into(),
@@ -980,6 +1030,15 @@ async fn the_api_server_limits_what_the_manager_writes(
         .patch(&owned, &patch, &Patch::Strategic(&image))
         .await
         .expect("an update leaving their toleration");
+    let selector = json!({"spec": {"template": {"spec": {"nodeSelector": {"disktype": "ssd"}, "imagePullSecrets": [{"name": "registry"}]}}}});
+    theirs
+        .patch(&owned, &PatchParams::default(), &Patch::Merge(&selector))
+        .await
+        .unwrap();
+    deployments
+        .patch(&owned, &patch, &Patch::Strategic(&image))
+        .await
+        .expect("an update leaving their node selector and pull Secret");
     let priority =
         json!({"spec": {"template": {"spec": {"priorityClassName": "system-node-critical"}}}});
     let patched = deployments

@@ -29,6 +29,7 @@ use crate::controller::children::{Children, MANAGED_BY, Outcome, controller_of};
 use crate::controller::rollout::{Rollout, rollout};
 use crate::metrics::ReadyCounts;
 use crate::rbac::Rule;
+use crate::retry::Retries;
 use crate::watches::Relist;
 use crate::{Context, Error, Result, watches};
 
@@ -178,13 +179,7 @@ pub fn error_policy(
 ) -> Action {
     state.ctx.metrics.reconcile_failed(CONTROLLER, error);
     let key = retry_key(obj.as_ref());
-    let delay = state.ctx.retries.next_delay(&key);
-    // The object in a child's way is not watched (it lacks the managed-by label), so its
-    // removal wakes nothing: the conflict is looked at again at least this often.
-    let delay = match error.cause() {
-        Error::ChildConflict(_) => delay.min(CONFLICT_RECHECK),
-        _ => delay,
-    };
+    let delay = retry_delay(&state.ctx.retries, &key, error);
     if cache
         .get(&reflector::ObjectRef::from_obj(obj.as_ref()))
         .is_none_or(|cached| cached.uid() != obj.uid())
@@ -193,6 +188,16 @@ pub fn error_policy(
     }
     warn!(controller = CONTROLLER, namespace = %obj.namespace().unwrap_or_default(), object = %obj.name_any(), retry_in = ?delay, "reconcile failed: {error}");
     Action::requeue(delay)
+}
+
+/// The wait before the object `key` is reconciled again after `error`. The object in a child's
+/// way is not watched (it lacks the managed-by label), so its removal wakes nothing: a conflict
+/// is looked at again within `CONFLICT_RECHECK`, as the manager-wide rate limit allows.
+fn retry_delay(retries: &Retries, key: &str, error: &Error) -> Duration {
+    match error.cause() {
+        Error::ChildConflict(_) => retries.next_delay_within(key, CONFLICT_RECHECK),
+        _ => retries.next_delay(key),
+    }
 }
 
 /// Reconciles one Application, timed and counted in the metrics.
@@ -508,15 +513,15 @@ fn service_name(owner: &str) -> String {
     format!("{owner}-service")
 }
 
+/// How long at most a Application blocked by an object it does not control waits before it
+/// looks again, as the manager's rate limit allows: that object's removal is seen by no watch.
+const CONFLICT_RECHECK: Duration = Duration::from_secs(30);
 /// The children's and their Pods' labels are under this kind's own prefix, so that no one
 /// else's selector picks up our Pods and ours picks up no one else's: the Pods are selected by
 /// the owner's uid, which is this object's alone, not by its name, which anyone allowed to
 /// create Applications chooses (`app: <name>` would put their Pods behind the Service of any
 /// workload labelled so, and that workload behind their NodePort). The name label is for people
 /// (`kubectl get pods -l applications.minetto.dev/name=<name>`); managed-by scopes our watches.
-/// How long at most a Application blocked by an object it does not control waits before it
-/// looks again: that object's removal is seen by no watch.
-const CONFLICT_RECHECK: Duration = Duration::from_secs(30);
 const UID_LABEL: &str = "applications.minetto.dev/uid";
 const NAME_LABEL: &str = "applications.minetto.dev/name";
 
@@ -1571,7 +1576,8 @@ mod tests {
     }
 
     /// The object in a child's way is not watched: once the user has removed it, the next look
-    /// comes within 30 s, however long the conflict lasted, where other failures back off to 5 min.
+    /// comes within 30 s (jittered, so that many conflicts do not come back in lockstep), however
+    /// long the conflict lasted, where other failures back off to 5 min.
     #[tokio::test]
     async fn a_conflict_is_looked_at_again_within_30_s() {
         let (state, store, _writer, cached) = failing();
@@ -1579,18 +1585,23 @@ mod tests {
             for _ in 0..19 {
                 error_policy(Arc::new(cached.clone()), &error, state.clone(), &store);
             }
-            let action = error_policy(Arc::new(cached.clone()), &error, state.clone(), &store);
+            let delay = retry_delay(&state.ctx.retries, "7b4e1f0c-uid", &error);
             state.ctx.retries.forget("7b4e1f0c-uid");
-            action
+            delay
         };
-        assert_eq!(
-            delay(Error::ChildConflict("x-service".into())),
-            Action::requeue(CONFLICT_RECHECK)
+        let conflict = delay(Error::ChildConflict("x-service".into()));
+        assert!(
+            conflict >= CONFLICT_RECHECK / 2 && conflict <= CONFLICT_RECHECK,
+            "{conflict:?}"
         );
-        assert_ne!(
-            delay(Error::MissingNamespace("test".into())),
-            Action::requeue(CONFLICT_RECHECK)
-        );
+        assert!(delay(Error::MissingNamespace("test".into())) > CONFLICT_RECHECK);
+        // Yet a conflict waits its turn under the manager's rate limit (10 retries a second)
+        // like any retry: here 400 other retries ahead of it, 40 s.
+        for i in 0..500 {
+            state.ctx.retries.next_delay(&format!("other-{i}"));
+        }
+        let behind = delay(Error::ChildConflict("x-service".into()));
+        assert!(behind >= Duration::from_secs(39), "{behind:?}");
     }
 
     #[tokio::test]
