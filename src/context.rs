@@ -4,7 +4,7 @@
 use heck::{ToKebabCase, ToSnakeCase};
 use serde::Serialize;
 
-use crate::naming::{module_ident, type_ident};
+use crate::naming::{article, module_ident, type_ident};
 use crate::project_file::{License, Project, Resource};
 use crate::versions::{VERSIONS, Versions};
 
@@ -75,6 +75,9 @@ pub struct ProjectContext {
 #[derive(Debug, Clone, Serialize)]
 pub struct ResourceContext {
     pub kind: String,
+    /// The indefinite article of the kind as read aloud in comments: `an` Application, `a`
+    /// Memcached (by its first letter: `a` before U and H, which mostly sound a consonant).
+    pub article: &'static str,
     /// The Rust struct name (the kind unless that would shadow a name in use).
     pub type_name: String,
     pub kind_snake: String,
@@ -295,6 +298,7 @@ impl ResourceContext {
                 group_stem(&resource.group, "-"),
                 resource.kind.to_kebab_case()
             ),
+            article: article(&resource.kind),
             kind_snake,
             module,
             foreign_type: match builtin {

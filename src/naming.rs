@@ -131,6 +131,7 @@ const RESERVED_TYPE_NAMES: &[&str] = &[
     "ReadyCounts",
     "Relist",
     "Reply",
+    "Retries",
     "Rollout",
     "Rule",
     "Seen",
@@ -151,6 +152,15 @@ pub fn is_keyword(ident: &str) -> bool {
 
 /// A Rust module name for `snake`, never a keyword (`type` -> `type_`), with the dashes a
 /// group may have as underscores (`cert-manager` -> `cert_manager`).
+/// The indefinite article of a kind as read aloud in comments: `an` Application, `a`
+/// Memcached (by its first letter: `a` before U and H, which mostly sound a consonant).
+pub fn article(kind: &str) -> &'static str {
+    match kind.chars().next() {
+        Some('A' | 'E' | 'I' | 'O' | 'a' | 'e' | 'i' | 'o') => "an",
+        _ => "a",
+    }
+}
+
 pub fn module_ident(snake: &str) -> String {
     let ident = snake.replace('-', "_");
     if is_keyword(&ident) {
@@ -173,6 +183,14 @@ pub fn type_ident(kind: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_article_follows_the_kinds_first_sound() {
+        assert_eq!(article("Application"), "an");
+        assert_eq!(article("Ingress"), "an");
+        assert_eq!(article("Memcached"), "a");
+        assert_eq!(article("User"), "a");
+    }
 
     #[test]
     fn keywords_become_safe_module_names() {

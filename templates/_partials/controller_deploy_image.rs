@@ -159,7 +159,7 @@ fn describe<K: Resource<DynamicType = ()>>(outcome: &Outcome<K>, reason: impl Fn
 /// Deletes the children this {{ r.kind }} controls, unless it is deleted with
 /// `--cascade=orphan`. Their owner references would make the garbage collector delete them
 /// too; deleting them here makes cleanup visible in events and independent of the collector.
-/// A failure shows in the status, which a {{ r.kind }} being deleted still has.
+/// A failure shows in the status, which {{ r.article }} {{ r.kind }} being deleted still has.
 async fn cleanup(obj: &{{ r.type_name }}, _api: &Api<{{ r.type_name }}>, state: &State) -> Result<Action> {
     let deleted = match delete_children(obj, state).await {
         Ok(deleted) => deleted,
@@ -214,7 +214,7 @@ fn service_name(owner: &str) -> String {
     format!("{owner}-service")
 }
 
-/// How long at most a {{ r.kind }} blocked by an object it does not control waits before it
+/// How long at most {{ r.article }} {{ r.kind }} blocked by an object it does not control waits before it
 /// looks again, as the manager's rate limit allows: that object's removal is seen by no watch.
 const CONFLICT_RECHECK: Duration = Duration::from_secs(30);
 /// The children's and their Pods' labels are under this kind's own prefix, so that no one
@@ -255,7 +255,7 @@ fn child_meta(obj: &{{ r.type_name }}, name: String) -> Result<ObjectMeta> {
     })
 }
 
-/// The Deployment an {{ r.kind }} asks for: `replicas` Pods of one container running `image`.
+/// The Deployment {{ r.article }} {{ r.kind }} asks for: `replicas` Pods of one container running `image`.
 pub fn deployment(obj: &{{ r.type_name }}) -> Result<appsv1::Deployment> {
     let names = child_names(obj);
     Ok(appsv1::Deployment {
@@ -286,6 +286,13 @@ pub fn deployment(obj: &{{ r.type_name }}) -> Result<appsv1::Deployment> {
                             seccomp_profile: Some(corev1::SeccompProfile { type_: "RuntimeDefault".into(), ..Default::default() }),
                             ..Default::default()
                         }),
+                        // Ready once it accepts connections on its port, so that the
+                        // Deployment's available replicas, and the Ready condition judged from
+                        // them, mean the Service can reach it, not only that it started.
+                        readiness_probe: Some(corev1::Probe {
+                            tcp_socket: Some(corev1::TCPSocketAction { port: IntOrString::String("http".into()), ..Default::default() }),
+                            ..Default::default()
+                        }),
                         ..Default::default()
                     }],
                     // The Pods get no API token: whoever may create {{ r.kind }}s chooses the
@@ -300,12 +307,15 @@ pub fn deployment(obj: &{{ r.type_name }}) -> Result<appsv1::Deployment> {
     })
 }
 
-/// The NodePort Service an {{ r.kind }} asks for: port `http` forwarding `port` to the Pods.
+/// The NodePort Service {{ r.article }} {{ r.kind }} asks for: port `http` forwarding `port` to the Pods.
 pub fn service(obj: &{{ r.type_name }}) -> Result<corev1::Service> {
     Ok(corev1::Service {
         metadata: child_meta(obj, child_names(obj).service)?,
         spec: Some(corev1::ServiceSpec {
             type_: Some("NodePort".into()),
+            // As the article has it: a client's source address reaches the Pod, and a node
+            // forwards only to Pods of its own, so the port answers only on nodes that run one.
+            // `Cluster` answers on every node, from the node's address.
             external_traffic_policy: Some("Local".into()),
             selector: Some(selector(uid(obj)?)),
             ports: Some(vec![corev1::ServicePort {
@@ -321,7 +331,7 @@ pub fn service(obj: &{{ r.type_name }}) -> Result<corev1::Service> {
     })
 }
 
-/// The status an {{ r.kind }} should show, derived from its Deployment: `Ready` once the
+/// The status {{ r.article }} {{ r.kind }} should show, derived from its Deployment: `Ready` once the
 /// rollout is complete, `Progressing` while it runs, both `False` with the Deployment's own
 /// reason and message when it is stuck.
 fn status(obj: &{{ r.type_name }}, deployment: &appsv1::Deployment) -> {{ r.kind }}Status {

@@ -181,6 +181,9 @@ mod tests {
         assert_eq!(container.name, "test-container");
         assert_eq!(container.image.as_deref(), Some("nginx:latest"));
         assert_eq!(container.ports.as_ref().unwrap()[0].container_port, 80);
+        // Available (and so Ready) only once the port answers.
+        let probe = container.readiness_probe.as_ref().and_then(|p| p.tcp_socket.as_ref());
+        assert_eq!(probe.map(|t| &t.port), Some(&IntOrString::String("http".into())));
     }
 
     #[test]

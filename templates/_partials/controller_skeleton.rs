@@ -1,6 +1,6 @@
 {%- set r = resource -%}
 //! Reconciles {{ r.kind }}s. The finalizer, status, events and retry plumbing is done; the
-//! work a {{ r.kind }} stands for goes in `apply` (and its undoing in `cleanup`).
+//! work {{ r.article }} {{ r.kind }} stands for goes in `apply` (and its undoing in `cleanup`).
 
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ pub const RBAC: &[Rule] = &[
 /// controller creates once it creates some. For each kind of child, add a
 /// `children::Children<K>` here, made in `run` with `Children::watch(&ctx, field_manager,
 /// child_name)` (`child_name` gives the child's name from this {{ r.kind }}'s, the only name the
-/// cache keeps) and passed to `Controller::owns_stream`; `Children::ensure` then creates a child when missing and
+/// cache keeps) and passed to `Controller::watches_stream` with `children::controller_of`; `Children::ensure` then creates a child when missing and
 /// corrects it only while this {{ r.kind }} controls it (the deploy-image controllers that
 /// `opsdk create api --deploy-image` writes show it all).
 pub struct State {
@@ -44,7 +44,7 @@ pub struct State {
 /// Makes the world match `obj.spec`. Must be idempotent: it runs again after every change,
 /// restart and failure. A failure shows in the status and as a Warning event, then retries.
 async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &State) -> Result<Action> {
-    // Your logic goes here: create or change what a {{ r.kind }} stands for; return the first
+    // Your logic goes here: create or change what {{ r.article }} {{ r.kind }} stands for; return the first
     // error (with `?` inside a block, or `Err(...)`).
     let outcome: Result<()> = Ok(());
     let status = match &outcome {

@@ -64,7 +64,7 @@ async fn {{ r.kind_snake }}s_are_watched_and_reconciled() {
 {%- else %}
     let own = Api::<{{ r.kind }}>::all(client.clone());
 {%- endif %}
-    own.create(&PostParams::default(), &sample).await.expect("creating a {{ r.kind }}");
+    own.create(&PostParams::default(), &sample).await.expect("creating {{ r.article }} {{ r.kind }}");
 {%- endif %}
 
     // Every {{ r.kind }} there{% if not r.external_crd %} (the API server makes some kinds itself){% endif %} gets reconciled.

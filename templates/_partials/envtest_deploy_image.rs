@@ -387,6 +387,16 @@ async fn the_api_server_limits_what_the_manager_writes(cp: &ControlPlane, admin:
         pod(d).containers[0].env = Some(serde_json::from_value(env).unwrap());
     });
     refused("a container reading a Secret's key", "no Secret", deployments.create(&dry_run, &secret_key).await.map(|_| ()));
+    let metadata = deployment(&|d| {
+        let probe = json!({"httpGet": {"host": "169.254.169.254", "path": "/latest/meta-data/", "port": 80}});
+        pod(d).containers[0].readiness_probe = Some(serde_json::from_value(probe).unwrap());
+    });
+    refused("a probe the node sends elsewhere", "no host but", deployments.create(&dry_run, &metadata).await.map(|_| ()));
+    let hook = deployment(&|d| {
+        let hook = json!({"preStop": {"tcpSocket": {"host": "10.0.0.1", "port": 2379}}});
+        pod(d).containers[0].lifecycle = Some(serde_json::from_value(hook).unwrap());
+    });
+    refused("a hook the node sends elsewhere", "no host but", deployments.create(&dry_run, &hook).await.map(|_| ()));
     let control_plane = deployment(&|d| {
         pod(d).node_name = Some("control-plane".into());
         pod(d).tolerations = Some(vec![corev1::Toleration { operator: Some("Exists".into()), ..Default::default() }]);

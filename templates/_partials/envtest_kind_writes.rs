@@ -1,6 +1,6 @@
 
 /// Whatever the controller's code does, the API server lets the manager's ServiceAccount
-/// change only its own finalizer on a {{ r.kind }} (config/policy/manager_kind_policy.yaml,
+/// change only its own finalizer on {{ r.article }} {{ r.kind }} (config/policy/manager_kind_policy.yaml,
 /// installed by the harness as config/default does): tried with dry runs on `obj`, which
 /// carries the finalizer and is not being deleted, each changing one thing; `spec` is another
 /// spec for it. The suite deletes its objects after this, through the controller's removal of

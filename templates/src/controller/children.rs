@@ -128,7 +128,8 @@ where
     /// Watches every `K` with the managed-by label in the namespaces the manager watches
     /// (consistent lists, see `watches::config`), caches those an `O` controls and
     /// that carry the name `child_name` gives from their owner's, without managedFields, and
-    /// returns the children with the stream of their changes, for `Controller::owns_stream`.
+    /// returns the children with the stream of their changes, for `Controller::watches_stream`
+    /// with `controller_of`.
     pub fn watch<O: Resource<DynamicType = ()>>(
         ctx: &Context,
         field_manager: &'static str,
@@ -169,7 +170,7 @@ where
         match tokio::time::timeout(SYNC_TIMEOUT, self.listed.clone()).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(Error::CacheStopped(kind)),
-            Err(_) => Err(Error::CacheNotSynced(kind)),
+            Err(_) => Err(Error::CacheNotSynced(kind, SYNC_TIMEOUT)),
         }
     }
 

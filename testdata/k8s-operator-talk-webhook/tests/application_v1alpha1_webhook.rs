@@ -174,7 +174,7 @@ fn objects(client: &Client) -> Api<Application> {
     Api::namespaced(client.clone(), "default")
 }
 
-/// A manifest of a Application named `name` running `image` on `port`.
+/// A manifest of an Application named `name` running `image` on `port`.
 fn manifest(name: &str, image: &str, port: i32) -> String {
     format!(
         "apiVersion: minetto.dev/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  image: {image}\n  port: {port}\n"

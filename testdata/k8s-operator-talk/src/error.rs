@@ -32,10 +32,10 @@ pub enum Error {
     CacheStopped(String),
 
     #[error(
-        "the cache of {0}s has not listed them after 30 s: check that the manager may list and \
-         watch them (config/rbac/role.yaml) and that the API server answers"
+        "the cache of {0}s has not listed them after {1:?}: check that the manager may list \
+         and watch them (config/rbac/role.yaml) and that the API server answers"
     )]
-    CacheNotSynced(String),
+    CacheNotSynced(String, std::time::Duration),
 
     #[error("the reconcile took longer than {0:?}; retrying")]
     Timeout(std::time::Duration),
@@ -67,7 +67,7 @@ impl Error {
             Error::ChildConflict(_) => "child_conflict".into(),
             Error::ChildChanging(_) => "child_changing".into(),
             Error::CacheStopped(_) => "cache_stopped".into(),
-            Error::CacheNotSynced(_) => "cache_not_synced".into(),
+            Error::CacheNotSynced(..) => "cache_not_synced".into(),
             Error::Timeout(_) => "timeout".into(),
         }
     }

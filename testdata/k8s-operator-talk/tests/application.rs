@@ -437,7 +437,7 @@ async fn a_refused_finalizer_shows_in_the_status(
 }
 
 /// Whatever the controller's code does, the API server lets the manager's ServiceAccount
-/// change only its own finalizer on a Application (config/policy/manager_kind_policy.yaml,
+/// change only its own finalizer on an Application (config/policy/manager_kind_policy.yaml,
 /// installed by the harness as config/default does): tried with dry runs on `obj`, which
 /// carries the finalizer and is not being deleted, each changing one thing; `spec` is another
 /// spec for it. The suite deletes its objects after this, through the controller's removal of
@@ -891,6 +891,24 @@ async fn the_api_server_limits_what_the_manager_writes(
         "a container reading a Secret's key",
         "no Secret",
         deployments.create(&dry_run, &secret_key).await.map(|_| ()),
+    );
+    let metadata = deployment(&|d| {
+        let probe = json!({"httpGet": {"host": "169.254.169.254", "path": "/latest/meta-data/", "port": 80}});
+        pod(d).containers[0].readiness_probe = Some(serde_json::from_value(probe).unwrap());
+    });
+    refused(
+        "a probe the node sends elsewhere",
+        "no host but",
+        deployments.create(&dry_run, &metadata).await.map(|_| ()),
+    );
+    let hook = deployment(&|d| {
+        let hook = json!({"preStop": {"tcpSocket": {"host": "10.0.0.1", "port": 2379}}});
+        pod(d).containers[0].lifecycle = Some(serde_json::from_value(hook).unwrap());
+    });
+    refused(
+        "a hook the node sends elsewhere",
+        "no host but",
+        deployments.create(&dry_run, &hook).await.map(|_| ()),
     );
     let control_plane = deployment(&|d| {
         pod(d).node_name = Some("control-plane".into());

@@ -446,7 +446,7 @@ fn describe<K: Resource<DynamicType = ()>>(
 /// Deletes the children this Application controls, unless it is deleted with
 /// `--cascade=orphan`. Their owner references would make the garbage collector delete them
 /// too; deleting them here makes cleanup visible in events and independent of the collector.
-/// A failure shows in the status, which a Application being deleted still has.
+/// A failure shows in the status, which an Application being deleted still has.
 async fn cleanup(obj: &Application, _api: &Api<Application>, state: &State) -> Result<Action> {
     let deleted = match delete_children(obj, state).await {
         Ok(deleted) => deleted,
@@ -513,7 +513,7 @@ fn service_name(owner: &str) -> String {
     format!("{owner}-service")
 }
 
-/// How long at most a Application blocked by an object it does not control waits before it
+/// How long at most an Application blocked by an object it does not control waits before it
 /// looks again, as the manager's rate limit allows: that object's removal is seen by no watch.
 const CONFLICT_RECHECK: Duration = Duration::from_secs(30);
 /// The children's and their Pods' labels are under this kind's own prefix, so that no one
@@ -602,6 +602,16 @@ pub fn deployment(obj: &Application) -> Result<appsv1::Deployment> {
                             }),
                             ..Default::default()
                         }),
+                        // Ready once it accepts connections on its port, so that the
+                        // Deployment's available replicas, and the Ready condition judged from
+                        // them, mean the Service can reach it, not only that it started.
+                        readiness_probe: Some(corev1::Probe {
+                            tcp_socket: Some(corev1::TCPSocketAction {
+                                port: IntOrString::String("http".into()),
+                                ..Default::default()
+                            }),
+                            ..Default::default()
+                        }),
                         ..Default::default()
                     }],
                     // The Pods get no API token: whoever may create Applications chooses the
@@ -622,6 +632,9 @@ pub fn service(obj: &Application) -> Result<corev1::Service> {
         metadata: child_meta(obj, child_names(obj).service)?,
         spec: Some(corev1::ServiceSpec {
             type_: Some("NodePort".into()),
+            // As the article has it: a client's source address reaches the Pod, and a node
+            // forwards only to Pods of its own, so the port answers only on nodes that run one.
+            // `Cluster` answers on every node, from the node's address.
             external_traffic_policy: Some("Local".into()),
             selector: Some(selector(uid(obj)?)),
             ports: Some(vec![corev1::ServicePort {
@@ -941,6 +954,15 @@ mod tests {
         assert_eq!(container.name, "test-container");
         assert_eq!(container.image.as_deref(), Some("nginx:latest"));
         assert_eq!(container.ports.as_ref().unwrap()[0].container_port, 80);
+        // Available (and so Ready) only once the port answers.
+        let probe = container
+            .readiness_probe
+            .as_ref()
+            .and_then(|p| p.tcp_socket.as_ref());
+        assert_eq!(
+            probe.map(|t| &t.port),
+            Some(&IntOrString::String("http".into()))
+        );
     }
 
     #[test]

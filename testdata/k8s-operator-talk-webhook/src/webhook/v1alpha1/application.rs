@@ -1,5 +1,5 @@
 //! Admission webhooks of Application (minetto.dev/v1alpha1): the API server calls `default`
-//! before it stores a Application, then the validating function of the operation, each once
+//! before it stores an Application, then the validating function of the operation, each once
 //! `opsdk create webhook` has wired it (`--defaulting`, `--programmatic-validation`:
 //! `src/webhook/mod.rs` lists what is wired).
 //! A refusal names the fields at fault (`FieldError`); `kubectl` shows it as

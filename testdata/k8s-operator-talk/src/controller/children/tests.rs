@@ -35,7 +35,7 @@ async fn a_list_that_never_comes_fails_the_reconcile_instead_of_hanging_it() {
     let started = tokio::time::Instant::now();
     let err = children.synced().await.unwrap_err();
     assert!(
-        matches!(err, Error::CacheNotSynced(ref kind) if kind == "ConfigMap"),
+        matches!(err, Error::CacheNotSynced(ref kind, _) if kind == "ConfigMap"),
         "{err}"
     );
     assert!(started.elapsed() >= SYNC_TIMEOUT);
