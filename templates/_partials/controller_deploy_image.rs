@@ -365,4 +365,6 @@ fn status(obj: &{{ r.type_name }}, deployment: &appsv1::Deployment) -> {{ r.kind
         conditions,
     }
 }
-{% include "_partials/controller_deploy_image_tests.rs" %}
+
+#[cfg(test)]
+mod tests;
