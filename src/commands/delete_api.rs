@@ -176,7 +176,11 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
             Some(target) if !moved_files.is_empty() => format!(
                 "\nThe kind's controller moved to {}: {} now use its types; check that they build against them.",
                 target.version,
-                moved_files.join(" and ")
+                match moved_files.split_last() {
+                    Some((last, [])) => last.clone(),
+                    Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                    None => String::new(),
+                }
             ),
             _ => String::new(),
         };

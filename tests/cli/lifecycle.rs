@@ -90,7 +90,7 @@ fn deleting_the_version_with_the_controller_moves_it_to_the_stored_version() {
         &dir,
         &[&["delete", "api"][..], &CRUISER_V1ALPHA1[..]].concat(),
     );
-    let moved = "controller moved to v1: src/controller/ship/cruiser.rs and tests/ship_cruiser.rs";
+    let moved = "controller moved to v1: src/controller/ship/cruiser.rs, src/controller/ship/cruiser/tests.rs and tests/ship_cruiser.rs";
     assert!(said.contains(moved), "{said}");
     let (_tmp2, expected) = project_dir();
     init(&expected);
