@@ -75,8 +75,7 @@ pub struct ProjectContext {
 #[derive(Debug, Clone, Serialize)]
 pub struct ResourceContext {
     pub kind: String,
-    /// The indefinite article of the kind as read aloud in comments: `an` Application, `a`
-    /// Memcached (by its first letter: `a` before U and H, which mostly sound a consonant).
+    /// `a` or `an`, for the kind in comments (`naming::article`).
     pub article: &'static str,
     /// The Rust struct name (the kind unless that would shadow a name in use).
     pub type_name: String,

@@ -150,8 +150,6 @@ pub fn is_keyword(ident: &str) -> bool {
     RUST_KEYWORDS.contains(&ident)
 }
 
-/// A Rust module name for `snake`, never a keyword (`type` -> `type_`), with the dashes a
-/// group may have as underscores (`cert-manager` -> `cert_manager`).
 /// The indefinite article of a kind as read aloud in comments: `an` Application, `a`
 /// Memcached (by its first letter: `a` before U and H, which mostly sound a consonant).
 pub fn article(kind: &str) -> &'static str {
@@ -161,6 +159,8 @@ pub fn article(kind: &str) -> &'static str {
     }
 }
 
+/// A Rust module name for `snake`, never a keyword (`type` -> `type_`), with the dashes a
+/// group may have as underscores (`cert-manager` -> `cert_manager`).
 pub fn module_ident(snake: &str) -> String {
     let ident = snake.replace('-', "_");
     if is_keyword(&ident) {
