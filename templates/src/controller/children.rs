@@ -318,13 +318,14 @@ where
     /// and resourceVersion, so the API server refuses it if the child changed since the
     /// cache saw it (an owner reference the garbage collector took away for an orphaning
     /// delete, a child handed to another owner, a replaced object); then the decision is
-    /// made once more on the child as it is now. A child that is gone already is fine.
+    /// made once more on the child as it is now. A child that is gone already is fine. The
+    /// child is looked up in `api`'s namespace: a cluster-scoped owner has none of its own.
     /// Whether a delete was sent.
     pub async fn delete<O>(&self, api: &Api<K>, name: &str, owner: &O) -> Result<bool>
     where
         O: Resource<DynamicType = ()>,
     {
-        let Some(child) = self.cached(name, owner.meta().namespace.as_deref())? else {
+        let Some(child) = self.cached(name, api.namespace())? else {
             return Ok(false);
         };
         match self.delete_if_controlled(api, &child, owner).await? {

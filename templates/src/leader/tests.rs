@@ -35,6 +35,8 @@ struct Server {
     lease: Option<Value>,
     version: u64,
     mode: Mode,
+    /// How many of the next requests get no answer, whatever the mode.
+    hang_next: usize,
     /// Every accepted create (POST) and update (PUT), in order.
     writes: Vec<(String, Value)>,
 }
@@ -90,7 +92,13 @@ fn serve(mut api: ApiServer, server: Shared) {
         while let Some((request, respond)) = api.next_request().await {
             let method = request.method().to_string();
             let body = request.into_body().collect_bytes().await.unwrap();
-            if server.lock().unwrap().mode == Mode::Silent {
+            let hangs = {
+                let mut server = server.lock().unwrap();
+                let once = server.hang_next > 0;
+                server.hang_next = server.hang_next.saturating_sub(1);
+                once || server.mode == Mode::Silent
+            };
+            if hangs {
                 unanswered.push(respond);
                 continue;
             }
@@ -149,6 +157,20 @@ async fn a_leader_that_cannot_renew_gives_up_at_the_renew_deadline() {
         );
         assert!(FAST.renew_deadline < FAST.lease_duration);
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renewal_that_hangs_is_tried_again_before_the_deadline() {
+    let server = Shared::default();
+    let mut leader = acquire(&server).await.unwrap();
+    let writes = server.lock().unwrap().writes.len();
+    server.lock().unwrap().hang_next = 1;
+    let kept = timeout(FAST.renew_deadline * 3, leader.lost()).await;
+    assert!(kept.is_err(), "lost the Lease: {}", kept.unwrap());
+    assert!(
+        server.lock().unwrap().writes.len() > writes,
+        "never renewed after the hang"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -55,7 +55,8 @@ pub struct Settings {
     /// read timeout (`api_client::READ_TIMEOUT`, 300 s, longer than a watch stays quiet) is
     /// too long here: a request left unanswered on a dead connection would hold its object
     /// (which kube never reconciles twice at once) that long, and enough of them every
-    /// worker, while the Lease, renewed on fresh connections, keeps this replica the leader.
+    /// worker, while the Lease, whose every try is cut short at half its renew deadline,
+    /// keeps this replica the leader.
     pub reconcile_timeout: Duration,
 }
 
@@ -230,7 +231,7 @@ impl Context {
 
     /// Runs one reconcile's `work`, abandoned after `Settings::reconcile_timeout`. The work
     /// is boxed: a reconcile's future is large, and a copy of it in every wrapper on the
-    /// stack of a worker thread would overflow it.
+    /// stack of a thread would overflow it (a test thread has 2 MiB).
     pub fn bounded<'a, T: 'a>(
         &self,
         work: impl Future<Output = Result<T>> + 'a,

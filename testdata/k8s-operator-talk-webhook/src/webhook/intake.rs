@@ -11,7 +11,10 @@
 //!   hand; one that could never fit is refused (413) at once;
 //! - every review, read and answer included, must be done in 10 s, the API server's own
 //!   webhook timeout, past which an answer is of no use: a client that declares a large body
-//!   and sends it slowly holds its share that long at most.
+//!   and sends it slowly holds its share that long at most;
+//! - the shares go with the review to the thread that decodes it (`Shares`), and come back
+//!   when it is done: a review given up on (its deadline passed, its client gone) still holds
+//!   its memory until then, so it must still count.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +25,7 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::serve::MAX_REQUEST_BYTES;
 
@@ -168,12 +171,11 @@ async fn take_in(
         return too_large("is larger than any the API server sends").into_response();
     }
     // Never closed, so acquiring only waits.
-    let _reading = match declared > intake.small {
-        true => Some(
-            reading
-                .acquire_many_owned(declared.min(intake.in_hand) as u32)
-                .await,
-        ),
+    let reading = match declared > intake.small {
+        true => reading
+            .acquire_many_owned(declared.min(intake.in_hand) as u32)
+            .await
+            .ok(),
         false => None,
     };
     let (parts, body) = request.into_parts();
@@ -185,12 +187,26 @@ async fn take_in(
         return too_large("would take more memory to decode than the manager allows")
             .into_response();
     }
-    let _decoding = match weight > intake.light {
-        true => Some(decoding.acquire_many_owned(weight as u32).await),
+    let decoding = match weight > intake.light {
+        true => decoding.acquire_many_owned(weight as u32).await.ok(),
         false => None,
     };
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    let mut request = Request::from_parts(parts, Body::from(bytes));
+    let shares = Shares {
+        _held: Arc::new((reading, decoding)),
+    };
+    // Held here while the review is answered, and by the thread that decodes it (`Shares`).
+    request.extensions_mut().insert(shares.clone());
+    let answer = next.run(request).await;
+    drop(shares);
+    answer
+}
+
+/// The budget shares a review holds (bytes read, weight decoded), for the handler to move into
+/// the thread that decodes it: given back when the last copy goes.
+#[derive(Clone)]
+pub struct Shares {
+    _held: Arc<(Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>)>,
 }
 
 #[cfg(test)]

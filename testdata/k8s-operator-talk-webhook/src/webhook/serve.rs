@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Extension};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -21,7 +21,7 @@ use kube::Client;
 use super::certs::Validity;
 use super::configs::{Hook, Target};
 use super::conversion;
-use super::intake::{self, Intake};
+use super::intake::{self, Intake, Shares};
 use super::keeper::{Error, Keeper};
 use crate::server::{self, Ready};
 use crate::tls::{CertFiles, ServingCert};
@@ -73,9 +73,9 @@ pub fn router(hooks: &[Hook]) -> Router {
     } else {
         Router::new().route(
             conversion::PATH,
-            post(move |body: Bytes| {
+            post(move |Extension(shares): Extension<Shares>, body: Bytes| {
                 let conversions = conversions.clone();
-                answered(move || conversion::review(&conversions, &body))
+                answered(shares, move || conversion::review(&conversions, &body))
             }),
         )
     };
@@ -83,7 +83,9 @@ pub fn router(hooks: &[Hook]) -> Router {
         let handle = hook.handle;
         router.route(
             hook.path,
-            post(move |body: Bytes| answered(move || handle(&body))),
+            post(move |Extension(shares): Extension<Shares>, body: Bytes| {
+                answered(shares, move || handle(&body))
+            }),
         )
     });
     let limited = intake::limited(
@@ -94,10 +96,15 @@ pub fn router(hooks: &[Hook]) -> Router {
 }
 
 /// The JSON answer `review` makes, made on a blocking thread: decoding a review of a few MB
-/// takes tens of milliseconds, which on the runtime's workers (one, under a CPU limit below
-/// two cores) would hold up the Lease renewals, the probes and the reconciles.
-async fn answered(review: impl FnOnce() -> Vec<u8> + Send + 'static) -> Response {
-    match tokio::task::spawn_blocking(review).await {
+/// takes tens of milliseconds, which on the runtime's one thread would hold up the Lease
+/// renewals, the probes and the reconciles. The thread holds the review's `shares` until it is
+/// done, even when nobody waits for the answer any more.
+async fn answered(shares: Shares, review: impl FnOnce() -> Vec<u8> + Send + 'static) -> Response {
+    let decoded = move || {
+        let _held = shares;
+        review()
+    };
+    match tokio::task::spawn_blocking(decoded).await {
         Ok(answer) => ([(header::CONTENT_TYPE, "application/json")], answer).into_response(),
         Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "the review failed").into_response(),
     }
@@ -289,6 +296,31 @@ mod tests {
         let too_heavy = empty_objects(1000);
         assert_eq!(post_body(addr, "/fast", &too_heavy).await, "413");
         assert_eq!(post_to(addr, "/fast", too_heavy.len()).await, "200");
+    }
+
+    /// A review given up on at its deadline still holds its weight while its decoding goes on,
+    /// so the next heavy one cannot be decoded beside it: it waits, past its own deadline.
+    #[tokio::test]
+    async fn a_review_past_its_deadline_holds_its_weight_until_its_decoding_ends() {
+        let intake = Intake {
+            deadline: Duration::from_millis(200),
+            ..TEST_INTAKE
+        };
+        let decoding = post(|Extension(shares): Extension<Shares>, _: Bytes| {
+            answered(shares, || {
+                std::thread::sleep(Duration::from_millis(1500));
+                b"{}".to_vec()
+            })
+        });
+        let routes = Router::new()
+            .route("/decode", decoding)
+            .route("/fast", post(|_: Bytes| async { "ok" }));
+        let addr = serving(intake::limited(routes, intake)).await;
+        let heavy = empty_objects(70);
+        assert_eq!(post_body(addr, "/decode", &heavy).await, "503");
+        // Its decoding goes on for a second more, holding more than half the weight in hand.
+        assert_eq!(post_body(addr, "/fast", &heavy).await, "503");
+        assert_eq!(post_to(addr, "/fast", heavy.len()).await, "200");
     }
 
     #[tokio::test]

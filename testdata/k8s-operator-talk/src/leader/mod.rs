@@ -204,7 +204,10 @@ impl Elector {
 
     /// Renews every retry period until `stop`, then releases the Lease. Fails when another
     /// replica holds it or no renewal succeeded by the deadline (the last successful
-    /// renewal's start plus the renew deadline): a renewal that hangs counts as failed.
+    /// renewal's start plus the renew deadline). One try may take half the renew deadline:
+    /// a request that hangs (a pooled connection a load balancer dropped) is abandoned and
+    /// tried again, on another connection, before the deadline, as client-go bounds each
+    /// Lease request to half of it.
     async fn renew(
         mut self,
         mut deadline: Instant,
@@ -222,13 +225,15 @@ impl Elector {
             if started >= deadline {
                 return Err(late());
             }
+            let given_up = deadline.min(started + renew_deadline / 2);
             tokio::select! {
                 _ = &mut stop => break,
-                renewed = timeout_at(deadline, self.try_acquire_or_renew()) => match renewed {
+                renewed = timeout_at(given_up, self.try_acquire_or_renew()) => match renewed {
                     Ok(Ok(None)) => deadline = started + renew_deadline,
                     Ok(Ok(Some(holder))) => return Err(LeaderError::Lost(format!("{holder} holds it"))),
                     Ok(Err(err)) => warn!(lease = %self.name, "could not renew the Lease: {err}"),
-                    Err(_) => return Err(late()),
+                    Err(_) if given_up >= deadline => return Err(late()),
+                    Err(_) => warn!(lease = %self.name, "a renewal of the Lease got no answer in {:?}; trying again", renew_deadline / 2),
                 },
             }
         }

@@ -9,6 +9,7 @@
 //! reported as a conflict.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::Event;
 use kube::{Resource, ResourceExt};
@@ -19,19 +20,37 @@ fn names(reference: &OwnerReference, group: &str, kind: &str) -> bool {
     reference.kind == kind && referenced_group == group
 }
 
+/// Whether the objects of a scope live in a namespace.
+pub trait OwnerScope {
+    const NAMESPACED: bool;
+}
+
+impl OwnerScope for NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+}
+
+impl OwnerScope for ClusterResourceScope {
+    const NAMESPACED: bool = false;
+}
+
 /// The object of kind `O` that controls `child`, whichever version its owner reference names:
 /// the one the controller had when it created the child. kube's `owns` maps a reference of the
 /// controller's own version only, so once the controller moves to another version of its kind,
-/// the children it made before would no longer wake it.
-pub fn controller_of<O: Resource<DynamicType = ()>>(child: &impl Resource) -> Option<ObjectRef<O>> {
+/// the children it made before would no longer wake it. The owner is in the child's namespace,
+/// unless its kind is cluster-scoped: then it has none, and a reference within the child's
+/// namespace would match nothing in its cache.
+pub fn controller_of<O>(child: &impl Resource) -> Option<ObjectRef<O>>
+where
+    O: Resource<DynamicType = (), Scope: OwnerScope>,
+{
     let owner = (child.owner_references().iter()).find(|o| o.controller == Some(true))?;
     if !names(owner, &O::group(&()), &O::kind(&())) {
         return None;
     }
     let reference = ObjectRef::new(&owner.name);
     Some(match child.namespace() {
-        Some(namespace) => reference.within(&namespace),
-        None => reference,
+        Some(namespace) if O::Scope::NAMESPACED => reference.within(&namespace),
+        _ => reference,
     })
 }
 
@@ -125,6 +144,20 @@ mod tests {
         ] {
             assert_eq!(controller_of::<Deployment>(&other), None);
         }
+    }
+
+    #[test]
+    fn a_child_wakes_its_cluster_scoped_controller_which_has_no_namespace() {
+        use k8s_openapi::api::rbac::v1::ClusterRole;
+        use kube::runtime::reflector::ObjectRef;
+
+        use super::controller_of;
+
+        // ClusterRoles stand for a cluster-scoped kind controlling namespaced children.
+        let mut child = deployment("rbac.authorization.k8s.io/v1", "ClusterRole", true);
+        child.metadata.namespace = Some("ns".into());
+        let expected = ObjectRef::<ClusterRole>::new("x");
+        assert_eq!(controller_of::<ClusterRole>(&child), Some(expected));
     }
 
     #[test]

@@ -233,3 +233,37 @@ async fn the_watch_caches_only_children_the_owner_kind_controls_under_their_name
         assert!(!cached(left_out), "{left_out} is cached");
     }
 }
+
+/// A cluster-scoped owner has no namespace of its own: its namespaced child is looked up in
+/// the namespace the child's API points to, and deleted.
+#[tokio::test]
+async fn a_cluster_scoped_owner_deletes_its_child_in_the_child_namespace() {
+    use crate::controller::test_support::{Reply, cache, mock_client, serve};
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    let mut owner = ClusterRole::default();
+    owner.metadata.name = Some("x".into());
+    owner.metadata.uid = Some("owner".into());
+    let mut child = config_map("x-config");
+    child.metadata.uid = Some("child".into());
+    child.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "rbac.authorization.k8s.io/v1".into(),
+        kind: "ClusterRole".into(),
+        name: "x".into(),
+        uid: "owner".into(),
+        controller: Some(true),
+        ..OwnerReference::default()
+    }]);
+    let children = Children::new(cache(vec![child.clone()]), "test");
+    let (client, server) = mock_client();
+    let path = "/api/v1/namespaces/default/configmaps/x-config".to_string();
+    let served = tokio::spawn(serve(
+        server,
+        vec![("DELETE", path, Reply::Json(200, json!(child)))],
+    ));
+    let api = Api::<ConfigMap>::namespaced(client, "default");
+    assert!(children.delete(&api, "x-config", &owner).await.unwrap());
+    drop(api);
+    let seen = served.await.unwrap();
+    assert_eq!(seen[0].body["preconditions"]["uid"], "child");
+}
