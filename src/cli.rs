@@ -213,7 +213,8 @@ pub struct DeleteWebhookArgs {
     /// conversion functions
     #[arg(long)]
     pub conversion: bool,
-    /// Also remove webhook files that you changed since opsdk wrote them
+    /// Also remove webhook files that you changed since opsdk wrote them, and a conversion
+    /// webhook whose hub is not the kind's first version (which becomes its storage version)
     #[arg(long)]
     pub force: bool,
     /// Print the files that would be removed or rewritten, and change nothing

@@ -63,6 +63,8 @@ pub struct Plan {
     /// Notes for the user, said (on stderr) once the plan is written or shown by --dry-run:
     /// never before a refusal, whose output is its `error:` and `help:` lines alone.
     pub notes: Vec<String>,
+    /// What to say instead of the command's next steps when the plan writes nothing.
+    pub if_nothing_written: Option<String>,
 }
 
 impl Plan {

@@ -6,7 +6,7 @@ use crate::{lockfile, render};
 use anyhow::{Result, bail};
 
 mod modules;
-pub use modules::{GENERATED_MODULES, hides_no_crate};
+pub use modules::{generated_module_file, hides_no_crate};
 
 /// An invalid input: `error: <what>` then `help: <fix>` when printed by `main`.
 fn invalid<T>(what: String, help: &str) -> Result<T> {
@@ -61,10 +61,10 @@ pub fn group(group: &str) -> Result<()> {
     }
     // A group is a module in src/api, src/controller and src/webhook, next to opsdk's own.
     let module = module_ident(group);
-    if GENERATED_MODULES.contains(&module.as_str()) {
+    if let Some(file) = generated_module_file(&module) {
         return invalid(
             format!(
-                "invalid --group {group:?}: the generated code already has a module named `{module}` (in src/api, src/controller or src/webhook)"
+                "invalid --group {group:?}: its module `{module}` would sit in src/api, src/controller and src/webhook, and opsdk's own code takes that name ({file})"
             ),
             "choose another group name",
         );

@@ -156,10 +156,20 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
             format!("src/api/{}.rs and {controller}", resource_ctx.api_file),
         ),
     };
-    let next = format!(
+    let mut next = format!(
         "{what} {} {} scaffolded. Next: fill in {edit}, then\n  make manifests && cargo build && cargo test",
         resource_ctx.api_version, resource_ctx.kind
     );
+    // A deploy-image kind's spec says what to run; without a controller nothing runs it.
+    let controlled = (project.resources.iter()).any(|r| r.same_kind(&resource) && r.controller);
+    if resource.deploy_image && !controlled {
+        next.push_str(&format!(
+            "\nNo controller runs its Deployment and Service yet: add it with\n  opsdk create api {}--version {} --kind {} --resource=false --controller",
+            super::delete_api::group_flag(&resource.group),
+            resource.version,
+            resource.kind
+        ));
+    }
     let force = if args.force { Force::On } else { Force::Off };
     super::finish(root, plan, force, args.dry_run, &next)
 }
@@ -297,7 +307,21 @@ fn resource_from_args(
                 first.namespaced
             );
         }
-        resource.deploy_image = args.deploy_image.unwrap_or(first.deploy_image);
+        // Every version has the deploy-image spec, or none does: the roles, the scale
+        // subresource and the controller are the kind's.
+        if let Some(deploy_image) = args.deploy_image
+            && deploy_image != first.deploy_image
+        {
+            bail!(
+                "{} cannot differ from {} in --deploy-image: a deploy-image kind has the image, replicas and port spec and the scale subresource in every version, or in none\nhelp: drop --deploy-image={deploy_image} (version {} gets --deploy-image={} as {} has it)",
+                api(&resource),
+                api(first),
+                resource.version,
+                first.deploy_image,
+                first.version
+            );
+        }
+        resource.deploy_image = first.deploy_image;
         resource.short_name = first.short_name.clone();
         if let Some(owner) = siblings
             .iter()

@@ -164,8 +164,20 @@ pub fn run(root: &Path, args: &DeleteApiArgs) -> Result<()> {
             kept_copy.unwrap_or_default()
         )
     } else if remaining.is_empty() {
+        // Once the manager built without the controller is deployed, nothing removes the
+        // finalizer, and deleting the objects or the CRD waits for ever.
+        let finalized = if resource.controller {
+            format!(
+                "\nBefore deploying that build, delete every {kind} while the manager that reconciles them still runs (`kubectl delete {plural} --all --all-namespaces --wait`): each carries the finalizer {finalizer}, which the new manager no longer removes.",
+                kind = resource.kind,
+                plural = resource.plural,
+                finalizer = resource_ctx.finalizer,
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "API {} {kind} deleted, its last version, and with it the kind. Next:\n  make manifests && cargo build && cargo test\nClusters keep CRD {crd_name} until `kubectl delete crd {crd_name}`, which deletes every {kind} in them.",
+            "API {} {kind} deleted, its last version, and with it the kind. Next:\n  make manifests && cargo build && cargo test{finalized}\nClusters keep CRD {crd_name} until `kubectl delete crd {crd_name}`, which deletes every {kind} in them.",
             resource_ctx.api_version,
             kind = resource.kind,
             crd_name = resource_ctx.crd_name,

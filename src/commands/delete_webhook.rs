@@ -27,9 +27,11 @@ pub fn run(root: &Path, args: &DeleteWebhookArgs) -> Result<()> {
     let api = ResourceContext::new(&old, &resource).api_version;
     let before = resource.webhooks.clone().unwrap_or_default();
     let after = remaining(&old, &resource, &before, args)?;
-    if after.conversion != before.conversion {
-        check_storage_version(&old, &resource)?;
-    }
+    let storage_moved = if after.conversion != before.conversion {
+        check_storage_version(&old, &resource, args.force)?
+    } else {
+        None
+    };
 
     let mut project = old.clone();
     let any_left = after.defaulting || after.validation || after.conversion;
@@ -41,6 +43,7 @@ pub fn run(root: &Path, args: &DeleteWebhookArgs) -> Result<()> {
     let old_ctx = ProjectContext::new(&old);
     let new_ctx = ProjectContext::new(&project);
     let mut plan = Plan::default();
+    plan.notes.extend(storage_moved);
     if resource.admission() && !(after.defaulting || after.validation) {
         let files = render(
             Scope::Webhook,
@@ -175,21 +178,29 @@ fn remaining(
 
 /// Without its conversion webhook a kind is stored in its first version, not the hub: objects
 /// written after the change would be stored in another version than those before it, with
-/// nothing converting between them. Refused while that first version is another one.
-fn check_storage_version(project: &Project, hub: &Resource) -> Result<()> {
+/// nothing converting between them. Refused while that first version is another one, unless
+/// `force` (no cluster stores the kind yet): then the warning to print.
+fn check_storage_version(project: &Project, hub: &Resource, force: bool) -> Result<Option<String>> {
     let first = project
         .resources
         .iter()
         .find(|r| r.same_kind(hub))
         .expect("the hub is in PROJECT");
     if first.version == hub.version {
-        return Ok(());
+        return Ok(None);
+    }
+    let (kind, first, hub, group) = (
+        &hub.kind,
+        &first.version,
+        &hub.version,
+        group_flag(&hub.group),
+    );
+    if force {
+        return Ok(Some(format!(
+            "warning: kind {kind} is stored in {first} from now on, no longer in {hub}: a cluster that stores {kind}s in {hub} cannot convert them after this build is deployed; delete them there first"
+        )));
     }
     bail!(
-        "without its conversion webhook, kind {kind} would be stored in {first} (its first version) instead of {hub}, the hub: objects already stored in {hub} would not convert\nhelp: delete {first} first (`opsdk delete api {group}--version {first} --kind {kind}`), or keep the conversion webhook",
-        kind = hub.kind,
-        first = first.version,
-        hub = hub.version,
-        group = group_flag(&hub.group),
+        "without its conversion webhook, kind {kind} would be stored in {first} (its first version) instead of {hub}, the hub: objects already stored in {hub} would not convert\nhelp: delete {first} first (`opsdk delete api {group}--version {first} --kind {kind}`), keep the conversion webhook, or pass --force if no cluster stores {kind}s yet",
     )
 }

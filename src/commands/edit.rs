@@ -44,12 +44,18 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
             render(Scope::Resource, &ctx, Some(&after))?,
         );
     }
+    restore_chart(root, args, &ctx, &mut plan)?;
     super::regenerate(root, &ctx, &project, &mut plan)?;
 
-    let next = if project == old && args.multigroup.is_some() {
-        "opsdk projects are always multi-group (src/api/<group>/<version>): nothing to change."
-    } else if project == old {
-        "PROJECT already had these settings: nothing to change."
+    if project == old {
+        plan.if_nothing_written = Some(if args.multigroup.is_some() {
+            "opsdk projects are always multi-group (src/api/<group>/<version>): nothing to change."
+        } else {
+            "PROJECT already had these settings: nothing to change."
+        }.to_string());
+    }
+    let next = if project == old {
+        "PROJECT already had these settings: the files above differed from what opsdk generates and were written again."
     } else if project.plugins.helm.is_some() && old.plugins.helm.is_none() {
         HELM_NEXT
     } else if project.namespaced == old.namespaced {
@@ -61,6 +67,27 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
     };
     let force = if args.force { Force::On } else { Force::Off };
     super::finish(root, plan, force, args.dry_run, next)
+}
+
+/// `--plugins helm` on a project that has the chart: the chart's files that are the user's
+/// (values.yaml) come back when missing, and with `--force` as opsdk writes them,
+/// as kubebuilder's `edit --plugins=helm/v1-alpha --force` rewrites values.yaml.
+fn restore_chart(
+    root: &Path,
+    args: &EditArgs,
+    ctx: &ProjectContext,
+    plan: &mut Plan,
+) -> Result<()> {
+    if args.plugins.is_empty() || !ctx.helm {
+        return Ok(());
+    }
+    for file in render(Scope::Init, ctx, None)?.files {
+        let users = file.path.starts_with("dist/chart") && file.policy == Policy::Create;
+        if users && (args.force || !root.join(&file.path).exists()) {
+            plan.add(file);
+        }
+    }
+    Ok(())
 }
 
 /// What to do after `--plugins helm`: the chart's CRDs and role come from code.

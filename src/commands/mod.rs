@@ -23,7 +23,7 @@ use crate::format;
 use crate::plan::{Plan, PlannedFile, Policy};
 use crate::project_file::{self, Project};
 use crate::render::{Scope, render};
-use crate::writer::{self, Force};
+use crate::writer::{self, Action, Force};
 
 /// Adds to `plan` opsdk's own files rendered from `project` (`ctx`), removing those that now
 /// render to nothing, and PROJECT itself.
@@ -178,6 +178,12 @@ fn finish(root: &Path, mut plan: Plan, force: Force, dry_run: bool, next: &str) 
     for note in &plan.notes {
         eprintln!("{note}");
     }
+    let writes =
+        (actions.iter()).any(|step| !matches!(step.action, Action::Unchanged | Action::Kept));
+    let next = match &plan.if_nothing_written {
+        Some(said) if !writes => said,
+        _ => next,
+    };
     if dry_run {
         writeln!(out, "dry run: nothing was written")?;
     } else {

@@ -8,28 +8,35 @@ use super::invalid;
 use crate::naming::module_ident;
 
 /// The modules opsdk's own code holds where groups (and, in src/controller, the kinds of the
-/// domain group) have theirs: src/api's `condition` and `external` (other projects' types),
-/// src/controller's helpers and tests, src/webhook's server.
-pub const GENERATED_MODULES: &[&str] = &[
-    "condition",
-    "external",
-    "children",
-    "compact",
-    "rollout",
-    "test_support",
-    "tests",
-    "flags",
-    "admission",
-    "ca_bundle",
-    "certs",
-    "configs",
-    "conversion",
-    "intake",
-    "keeper",
-    "metrics",
-    "samples",
-    "serve",
+/// domain group) have theirs, with the folder of each: src/api's `condition` and `external`
+/// (other projects' types), src/controller's helpers and tests, src/webhook's server.
+const GENERATED_MODULES: &[(&str, &str)] = &[
+    ("condition", "src/api"),
+    ("external", "src/api"),
+    ("children", "src/controller"),
+    ("compact", "src/controller"),
+    ("rollout", "src/controller"),
+    ("test_support", "src/controller"),
+    ("tests", "src/controller"),
+    ("flags", "src/webhook"),
+    ("admission", "src/webhook"),
+    ("ca_bundle", "src/webhook"),
+    ("certs", "src/webhook"),
+    ("configs", "src/webhook"),
+    ("conversion", "src/webhook"),
+    ("intake", "src/webhook"),
+    ("keeper", "src/webhook"),
+    ("metrics", "src/webhook"),
+    ("samples", "src/webhook"),
+    ("serve", "src/webhook"),
 ];
+
+/// The file of opsdk's own code that holds `module`, if one does: the name is taken.
+pub fn generated_module_file(module: &str) -> Option<String> {
+    (GENERATED_MODULES.iter())
+        .find(|(name, _)| *name == module)
+        .map(|(name, folder)| format!("{folder}/{name}.rs"))
+}
 
 /// The crates the generated code uses by name (`use kube::...`, `std::sync::Arc`): a group's
 /// or a kind's module of the same name would hide the crate from the code next to it.

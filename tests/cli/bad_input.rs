@@ -70,11 +70,11 @@ fn repos_and_project_names() {
 fn names_the_generated_code_already_has() {
     refuse_create(
         &args("--group serve --version v1 --kind Widget"),
-        "already has a module named `serve`",
+        "opsdk's own code takes that name (src/webhook/serve.rs)",
     );
     refuse_create(
         &args("--group test-support --version v1 --kind Widget"),
-        "already has a module named `test_support`",
+        "opsdk's own code takes that name (src/controller/test_support.rs)",
     );
     // Modules named like a crate the generated code uses would hide it.
     for (flags, crate_) in [
@@ -95,7 +95,12 @@ fn names_the_generated_code_already_has() {
     );
     refuse_create(
         &args("--version v1 --kind Rollout"),
-        "the module `rollout` in src/controller, which the generated code already has",
+        "the module `rollout` in src/controller, a name opsdk's own code takes (src/controller/rollout.rs)",
+    );
+    // The file named is the one that takes the name, wherever it is.
+    refuse_create(
+        &args("--version v1 --kind Conversion"),
+        "a name opsdk's own code takes (src/webhook/conversion.rs)",
     );
     // A kind of the domain group and a group share src/controller's top level.
     let (_tmp, dir) = project_dir();
@@ -265,6 +270,24 @@ fn conflicting_apis() {
     refuse_create(
         &args("--version v1 --kind Widget --deploy-image --namespaced=false"),
         "cluster-scoped",
+    );
+    // Versions of a kind share its roles and scale subresource: deploy-image or not, all alike.
+    let v1 = "--version v1 --kind Application --controller=false --deploy-image=false";
+    refuse_create(
+        &args(v1),
+        "cannot differ from minetto.dev/v1alpha1 Application",
+    );
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    create_api(
+        &dir,
+        &args("--version v1 --kind Application --controller=false"),
+    );
+    let mut cmd = create_api_cmd(&dir, &args(&format!("{v1} --force")));
+    assert_refused(
+        &dir,
+        &mut cmd,
+        "cannot differ from minetto.dev/v1alpha1 Application",
     );
 }
 

@@ -127,6 +127,26 @@ fn resource_false_adds_the_controller_an_api_was_created_without() {
         &mut create_api_cmd(&dir, &add),
         "already has a controller",
     );
+
+    // A deploy-image kind without its controller is told the command that adds it.
+    let pier = "--group ship --version v1 --kind Pier";
+    let said = create_api(
+        &dir,
+        &args(&format!("{pier} --deploy-image --controller=false")),
+    );
+    let add = format!("opsdk create api {pier} --resource=false --controller");
+    assert!(
+        said.contains(&format!(
+            "No controller runs its Deployment and Service yet: add it with\n  {add}"
+        )),
+        "{said}"
+    );
+    let said = create_api(&dir, &args(&add["opsdk create api ".len()..]));
+    assert!(
+        read(&dir, "src/controller/ship/pier.rs").contains("fn deployment("),
+        "{said}"
+    );
+    assert!(!said.contains("No controller runs"), "{said}");
 }
 
 /// `--force` rewrites a version as PROJECT records it: without a controller when it has none.

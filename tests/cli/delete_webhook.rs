@@ -123,7 +123,7 @@ fn what_cannot_go_is_refused_with_what_can() {
         (
             with(CRUISER_V2, &["--conversion"]),
             "error: without its conversion webhook, kind Cruiser would be stored in v1 (its first version) instead of v2",
-            "help: delete v1 first (`opsdk delete api --group ship --version v1 --kind Cruiser`)",
+            "help: delete v1 first (`opsdk delete api --group ship --version v1 --kind Cruiser`), keep the conversion webhook, or pass --force if no cluster stores Cruisers yet",
         ),
         (
             with(CRUISER_V1, &["--conversion"]),
@@ -218,4 +218,21 @@ fn a_webhook_kustomization_the_user_extended_is_kept_unless_forced() {
     );
     delete_webhook(&dir, &with(APPLICATION, &["--force"]));
     assert!(!dir.join(file).exists());
+}
+
+/// Before any cluster stores a kind, `--force` backs out of a conversion webhook whose hub is
+/// not the kind's first version: the first becomes the storage version again, with a warning.
+#[test]
+fn force_takes_a_conversion_webhook_back_before_any_cluster_stores_the_kind() {
+    let kinds = [CRUISER_V1, CRUISER_V2];
+    let hub_v2 = with(CRUISER_V2, &["--conversion", "--spoke", "v1"]);
+    let (_tmp, dir) = project(&kinds, &[hub_v2]);
+    let forced = with(CRUISER_V2, &["--conversion", "--force"]);
+    let output = delete_webhook_cmd(&dir, &forced).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let warning = "warning: kind Cruiser is stored in v1 from now on, no longer in v2";
+    assert!(stderr.contains(warning), "{stderr}");
+    let (_tmp2, expected) = project(&kinds, &[]);
+    assert_eq!(snapshot(&dir), snapshot(&expected));
 }

@@ -158,6 +158,21 @@ fn the_chart_follows_every_command_and_values_yaml_stays_the_users() {
     assert!(!read(&dir, roles).contains("widgets"));
     assert!(!copy.exists(), "the chart's copy of the Widget CRD stayed");
     assert_eq!(read(&dir, "dist/chart/values.yaml"), values);
+
+    // `edit --plugins helm` brings a deleted values.yaml back; --force resets an edited one.
+    let (_tmp2, fresh) = project_dir();
+    init_with(&fresh, &["--plugins", "helm/v1-alpha"]);
+    succeed(&fresh, &["edit", "--namespaced"]);
+    let generated = read(&fresh, "dist/chart/values.yaml");
+    std::fs::remove_file(dir.join("dist/chart/values.yaml")).unwrap();
+    let said = succeed(&dir, &["edit", "--plugins", "helm"]);
+    assert!(said.contains("create dist/chart/values.yaml"), "{said}");
+    assert_eq!(read(&dir, "dist/chart/values.yaml"), generated);
+    std::fs::write(dir.join("dist/chart/values.yaml"), &values).unwrap();
+    succeed(&dir, &["edit", "--plugins", "helm"]);
+    assert_eq!(read(&dir, "dist/chart/values.yaml"), values);
+    succeed(&dir, &["edit", "--plugins", "helm", "--force"]);
+    assert_eq!(read(&dir, "dist/chart/values.yaml"), generated);
 }
 
 const CHART_WEBHOOK_FILES: [&str; 3] = [

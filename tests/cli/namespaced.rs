@@ -279,7 +279,8 @@ fn the_license_and_owner_are_edited_like_the_scope() {
     );
 }
 
-/// An edit to the settings the project already has says so and writes nothing.
+/// An edit to the settings the project already has says so and writes nothing, unless a file
+/// of opsdk's own differs from what it generates.
 #[test]
 fn an_edit_to_the_settings_the_project_has_changes_nothing() {
     let (_tmp, dir) = article(false);
@@ -287,6 +288,16 @@ fn an_edit_to_the_settings_the_project_has_changes_nothing() {
     let said = edit(&dir, &["--namespaced=false"]);
     assert!(
         said.contains("PROJECT already had these settings: nothing to change."),
+        "{said}"
+    );
+    assert_eq!(snapshot(&dir), before);
+    // A file of opsdk's own that was changed is written again, and the message says so.
+    let own = dir.join("src/controller/compact.rs");
+    std::fs::write(&own, std::fs::read_to_string(&own).unwrap() + "// mine\n").unwrap();
+    let said = edit(&dir, &["--namespaced=false"]);
+    assert!(said.contains("update src/controller/compact.rs"), "{said}");
+    assert!(
+        said.contains("differed from what opsdk generates and were written again"),
         "{said}"
     );
     assert_eq!(snapshot(&dir), before);

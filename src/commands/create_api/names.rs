@@ -129,15 +129,15 @@ fn check_controller_modules(ctx: &ProjectContext, new: &ResourceContext) -> Resu
     });
     let mut seen = std::collections::BTreeSet::new();
     for module in top {
-        let taken = if validate::GENERATED_MODULES.contains(&module.as_str()) {
-            "the generated code already has"
+        let taken = if let Some(file) = validate::generated_module_file(&module) {
+            format!("a name opsdk's own code takes ({file})")
         } else if !seen.insert(module.clone()) {
-            "a group or another kind already has"
+            "which a group or another kind already has".to_string()
         } else {
             continue;
         };
         bail!(
-            "kind {} would need the module `{module}` in src/controller, which {taken}\nhelp: choose another --kind, or put it in another --group",
+            "kind {} would need the module `{module}` in src/controller, {taken}\nhelp: choose another --kind, or put it in another --group",
             new.kind
         );
     }
