@@ -1,8 +1,14 @@
 //! Structured logging: text for humans, JSON for log pipelines; `RUST_LOG` filters. The flags
 //! of controller-runtime's zap logger that kubebuilder manifests pass are taken too, so that
 //! they start this manager unchanged: `--zap-log-level`, `--zap-encoder`, `--zap-devel`.
+//! Lines reach stdout from a thread of their own (`writer`).
+
+mod writer;
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
+
+pub use writer::Lines;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -59,13 +65,25 @@ impl LogFlags {
     }
 }
 
-pub fn init(flags: &LogFlags) {
+/// Logs to stdout as `flags` say. The lines still queued are written when what it returns
+/// is dropped: keep it until the manager exits.
+pub fn init(flags: &LogFlags) -> Logs {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(flags.filter()));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let lines = Lines::to(std::io::stdout());
+    let writer = match &lines {
+        Ok(lines) => BoxMakeWriter::new(lines.clone()),
+        Err(_) => BoxMakeWriter::new(std::io::stdout),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer);
     match flags.log_format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().flatten_event(true).init(),
+    }
+    if let Err(err) = &lines {
+        tracing::warn!("logging from the manager's own thread, no thread for it: {err}");
     }
     for (flag, given) in [
         ("--zap-stacktrace-level", &flags.stacktrace_level),
@@ -73,6 +91,18 @@ pub fn init(flags: &LogFlags) {
     ] {
         if given.is_some() {
             tracing::warn!("{flag} has no effect here: kept for kubebuilder manifests");
+        }
+    }
+    Logs(lines.ok())
+}
+
+/// Writes out the queued lines when dropped.
+pub struct Logs(Option<Lines>);
+
+impl Drop for Logs {
+    fn drop(&mut self) {
+        if let Some(lines) = &self.0 {
+            lines.flush();
         }
     }
 }

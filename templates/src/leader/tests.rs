@@ -37,6 +37,8 @@ struct Server {
     mode: Mode,
     /// How many of the next requests get no answer, whatever the mode.
     hang_next: usize,
+    /// How long each answer takes.
+    latency: Duration,
     /// Every accepted create (POST) and update (PUT), in order.
     writes: Vec<(String, Value)>,
 }
@@ -92,16 +94,17 @@ fn serve(mut api: ApiServer, server: Shared) {
         while let Some((request, respond)) = api.next_request().await {
             let method = request.method().to_string();
             let body = request.into_body().collect_bytes().await.unwrap();
-            let hangs = {
+            let (hangs, latency) = {
                 let mut server = server.lock().unwrap();
                 let once = server.hang_next > 0;
                 server.hang_next = server.hang_next.saturating_sub(1);
-                once || server.mode == Mode::Silent
+                (once || server.mode == Mode::Silent, server.latency)
             };
             if hangs {
                 unanswered.push(respond);
                 continue;
             }
+            sleep(latency).await;
             let (code, reply) = server.lock().unwrap().answer(&method, &body);
             let reply = Body::from(serde_json::to_vec(&reply).unwrap());
             respond.send_response(Response::builder().status(code).body(reply).unwrap());
@@ -110,9 +113,16 @@ fn serve(mut api: ApiServer, server: Shared) {
 }
 
 fn acquire(server: &Shared) -> impl Future<Output = Result<Leadership, LeaderError>> + use<> {
+    acquire_with(server, FAST)
+}
+
+fn acquire_with(
+    server: &Shared,
+    timings: Timings,
+) -> impl Future<Output = Result<Leadership, LeaderError>> + use<> {
     let (client, api) = mock_client();
     serve(api, server.clone());
-    Leadership::acquire(client, "ns", NAME, "me".into(), FAST)
+    Leadership::acquire(client, "ns", NAME, "me".into(), timings)
 }
 
 fn spec(server: &Shared) -> Value {
@@ -171,6 +181,26 @@ async fn a_renewal_that_hangs_is_tried_again_before_the_deadline() {
         server.lock().unwrap().writes.len() > writes,
         "never renewed after the hang"
     );
+}
+
+/// With the default timings and a slow API server (each answer 0.5 s, so a renewal, GET then
+/// PUT, takes 1 s), a hung try is cut 5 s after it started, 8 s after the last renewal began:
+/// only a try made again at once, not after the 2 s retry period, lands before the 10 s
+/// deadline.
+#[tokio::test(start_paused = true)]
+async fn a_hung_renewal_is_made_again_at_once_with_the_default_timings() {
+    let server = Shared::default();
+    server.lock().unwrap().latency = Duration::from_millis(500);
+    let mut leader = acquire_with(&server, Timings::DEFAULT).await.unwrap();
+    let writes = server.lock().unwrap().writes.len();
+    sleep(Timings::DEFAULT.retry_period * 2).await;
+    assert!(
+        server.lock().unwrap().writes.len() > writes,
+        "never renewed"
+    );
+    server.lock().unwrap().hang_next = 1;
+    let kept = timeout(Timings::DEFAULT.renew_deadline * 2, leader.lost()).await;
+    assert!(kept.is_err(), "lost the Lease: {}", kept.unwrap());
 }
 
 #[tokio::test(start_paused = true)]

@@ -20,7 +20,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
-use k8s_operator_talk::api::v1alpha1::Application;
+// Under a name of its own: the kind may share its name with a type used here (a Service).
+use k8s_operator_talk::api::v1alpha1::Application as Webhooked;
 use k8s_operator_talk::server;
 use k8s_operator_talk::tls::CertFiles;
 use k8s_operator_talk::webhook::certs::Validity;
@@ -107,8 +108,8 @@ async fn control_plane() -> Option<ControlPlane> {
 
 /// One request through the webhooks: a dry-run create of the sample.
 async fn admitted(client: &Client) -> Result<(), kube::Error> {
-    let api: Api<Application> = Api::namespaced(client.clone(), "default");
-    let sample: Application = serde_saphyr::from_str(SAMPLE).expect("the sample parses");
+    let api: Api<Webhooked> = Api::namespaced(client.clone(), "default");
+    let sample: Webhooked = serde_saphyr::from_str(SAMPLE).expect("the sample parses");
     api.create(
         &PostParams {
             dry_run: true,

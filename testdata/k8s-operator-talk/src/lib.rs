@@ -25,5 +25,11 @@ pub mod webhook;
 pub use context::Context;
 pub use error::{Error, Result};
 
+/// Threads for blocking work beside the one that runs the manager (`src/main.rs`): decoding
+/// webhook reviews, on all of them but one (`webhook::intake`), and kube's credential plugins
+/// and name lookups, which always find that one. More would only share the manager's CPU
+/// limit (500m), each with its own malloc arena.
+pub const BLOCKING_THREADS: usize = 2;
+
 /// Field manager for server-side apply and reporting controller for events.
 pub const MANAGER: &str = "k8s-operator-talk";

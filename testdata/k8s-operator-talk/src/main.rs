@@ -20,7 +20,7 @@ use k8s_operator_talk::shutdown::Shutdown;
 use k8s_operator_talk::telemetry::{self, LogFlags};
 use k8s_operator_talk::tls::{CertFiles, ServingCert};
 use k8s_operator_talk::watches::{Namespaces, Watches};
-use k8s_operator_talk::{Context, controller, webhook};
+use k8s_operator_talk::{BLOCKING_THREADS, Context, controller, webhook};
 
 /// How long the controllers may take to finish their reconciles after SIGTERM.
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -125,11 +125,6 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
-/// Threads for blocking work beside the runtime's: decoding webhook reviews (their memory is
-/// budgeted, not their CPU), kube's credential plugins under `make run`. More would only share
-/// the manager's CPU limit (500m), each with its own malloc arena.
-const BLOCKING_THREADS: usize = 2;
-
 // One thread runs the whole manager: controllers, servers, Lease. A reconcile waits on the API
 // server, not on the CPU (converging 1,000 Applications costs the manager about 4 s of CPU), and
 // a worker thread per core costs each its own malloc arena and stack: about 2 MB of RSS with
@@ -137,13 +132,20 @@ const BLOCKING_THREADS: usize = 2;
 // computes may want `new_multi_thread()` (tokio's rt-multi-thread feature).
 fn main() -> ExitCode {
     let args = Args::parse();
-    telemetry::init(&args.logs);
+    // Written out when main returns, last lines included.
+    let _logs = telemetry::init(&args.logs);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(BLOCKING_THREADS)
         .build();
     let ran = match runtime {
-        Ok(runtime) => runtime.block_on(run(args)),
+        Ok(runtime) => {
+            let ran = runtime.block_on(run(args));
+            // Nothing left on a blocking thread (a review still decoding, a credential
+            // plugin that hangs) is of use any more: not waited for.
+            runtime.shutdown_background();
+            ran
+        }
         Err(err) => Err(format!("starting the runtime: {err}").into()),
     };
     match ran {

@@ -43,6 +43,9 @@ pub struct Intake {
     /// Reviews up to this weight are decoded without being counted: an ordinary object, its
     /// old version and their managedFields weigh a few tens of KB.
     pub light: usize,
+    /// Reviews decoded at once, each on one of the runtime's blocking threads: one fewer
+    /// than it has, so that kube's credential plugins and name lookups always find one.
+    pub decoders: usize,
     /// How long a review may take, from its headers to its answer.
     pub deadline: Duration,
 }
@@ -56,6 +59,10 @@ impl Intake {
         // take up to a quarter more than they weigh (tests/webhook_intake.rs).
         decoding: 64 * 1024 * 1024,
         light: 64 * 1024,
+        decoders: match crate::BLOCKING_THREADS {
+            0 | 1 => 1,
+            threads => threads - 1,
+        },
         deadline: Duration::from_secs(10),
     };
 }
@@ -138,8 +145,10 @@ pub fn weight(body: &[u8]) -> usize {
 pub fn limited(router: Router, intake: Intake) -> Router {
     let reading = Arc::new(Semaphore::new(intake.in_hand));
     let decoding = Arc::new(Semaphore::new(intake.decoding));
+    let decoders = Arc::new(Semaphore::new(intake.decoders));
     router.layer(middleware::from_fn(move |request: Request, next: Next| {
-        let review = take_in(request, next, intake, reading.clone(), decoding.clone());
+        let budgets = [&reading, &decoding, &decoders].map(Arc::clone);
+        let review = take_in(request, next, intake, budgets);
         async move {
             match tokio::time::timeout(intake.deadline, review).await {
                 Ok(answer) => answer,
@@ -152,14 +161,13 @@ pub fn limited(router: Router, intake: Intake) -> Router {
 }
 
 /// Reads `request` and has `next` answer it, each step within its budget. The budgets are
-/// taken in one order (reading, then decoding) and a review holding a decoding share waits
-/// for nothing else, so reviews cannot hold each other up for good.
+/// taken in one order (reading, then decoding, then a decoder's turn) and a review holding a
+/// turn waits for nothing else, so reviews cannot hold each other up for good.
 async fn take_in(
     request: Request,
     next: Next,
     intake: Intake,
-    reading: Arc<Semaphore>,
-    decoding: Arc<Semaphore>,
+    [reading, decoding, decoders]: [Arc<Semaphore>; 3],
 ) -> Response {
     let too_large = |what: &str| (StatusCode::PAYLOAD_TOO_LARGE, format!("the review {what}"));
     let declared = request
@@ -194,6 +202,7 @@ async fn take_in(
     let mut request = Request::from_parts(parts, Body::from(bytes));
     let shares = Shares {
         _held: Arc::new((reading, decoding)),
+        decoders,
     };
     // Held here while the review is answered, and by the thread that decodes it (`Shares`).
     request.extensions_mut().insert(shares.clone());
@@ -207,6 +216,16 @@ async fn take_in(
 #[derive(Clone)]
 pub struct Shares {
     _held: Arc<(Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>)>,
+    decoders: Arc<Semaphore>,
+}
+
+impl Shares {
+    /// A turn on one of the threads that decode reviews (`Intake::decoders`), once one is
+    /// free: to be held until the decoding ends.
+    pub async fn decoder(&self) -> Option<OwnedSemaphorePermit> {
+        // Never closed, so acquiring only waits.
+        self.decoders.clone().acquire_owned().await.ok()
+    }
 }
 
 #[cfg(test)]

@@ -95,13 +95,15 @@ pub fn router(hooks: &[Hook]) -> Router {
     super::metrics::served().instrument(limited, &paths)
 }
 
-/// The JSON answer `review` makes, made on a blocking thread: decoding a review of a few MB
-/// takes tens of milliseconds, which on the runtime's one thread would hold up the Lease
-/// renewals, the probes and the reconciles. The thread holds the review's `shares` until it is
-/// done, even when nobody waits for the answer any more.
+/// The JSON answer `review` makes, made on a blocking thread once a decoder's turn is free:
+/// decoding a review of a few MB takes tens of milliseconds, which on the runtime's one thread
+/// would hold up the Lease renewals, the probes and the reconciles. The thread holds the
+/// review's `shares` and its turn until it is done, even when nobody waits for the answer any
+/// more.
 async fn answered(shares: Shares, review: impl FnOnce() -> Vec<u8> + Send + 'static) -> Response {
+    let turn = shares.decoder().await;
     let decoded = move || {
-        let _held = shares;
+        let _held = (shares, turn);
         review()
     };
     match tokio::task::spawn_blocking(decoded).await {
@@ -267,6 +269,7 @@ mod tests {
         small: 1024,
         decoding: 64 * 1024,
         light: 1024,
+        decoders: 1,
         deadline: Duration::from_secs(5),
     };
 
@@ -321,6 +324,41 @@ mod tests {
         // Its decoding goes on for a second more, holding more than half the weight in hand.
         assert_eq!(post_body(addr, "/fast", &heavy).await, "503");
         assert_eq!(post_to(addr, "/fast", heavy.len()).await, "200");
+    }
+
+    /// Light reviews take no weight, but decode one at a time, on one blocking thread: the
+    /// runtime's other stays free for kube's credential plugins and name lookups.
+    #[tokio::test]
+    async fn reviews_decode_on_one_blocking_thread_at_a_time() {
+        let running = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let decoding = post(move |Extension(shares): Extension<Shares>, _: Bytes| {
+            let (running, most) = (running.clone(), most.clone());
+            answered(shares, move || {
+                use std::sync::atomic::Ordering::SeqCst;
+                most.fetch_max(running.fetch_add(1, SeqCst) + 1, SeqCst);
+                std::thread::sleep(Duration::from_millis(300));
+                running.fetch_sub(1, SeqCst);
+                b"{}".to_vec()
+            })
+        });
+        let addr = serving(intake::limited(
+            Router::new().route("/decode", decoding),
+            TEST_INTAKE,
+        ))
+        .await;
+        let started = std::time::Instant::now();
+        let answers = tokio::join!(
+            post_to(addr, "/decode", 10),
+            post_to(addr, "/decode", 10),
+            post_to(addr, "/decode", 10)
+        );
+        assert_eq!(answers, ("200".into(), "200".into(), "200".into()));
+        assert!(
+            started.elapsed() >= Duration::from_millis(900),
+            "decoded side by side"
+        );
+        assert_eq!(Intake::DEFAULT.decoders, crate::BLOCKING_THREADS - 1);
     }
 
     #[tokio::test]

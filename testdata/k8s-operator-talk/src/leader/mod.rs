@@ -87,7 +87,9 @@ impl Leadership {
         let mut refused_since = None;
         loop {
             let started = Instant::now();
-            match timeout(timings.renew_deadline, elector.try_acquire_or_renew()).await {
+            // Bounded as a renewal's try is: a try that hung for the whole renew deadline
+            // would leave a new leader no time before its first renewal is due.
+            match timeout(timings.renew_deadline / 2, elector.try_acquire_or_renew()).await {
                 Ok(Ok(None)) => {
                     info!(lease = name, identity = %elector.identity, "acquired the Lease");
                     let (stop, stopped) = oneshot::channel();
@@ -206,8 +208,8 @@ impl Elector {
     /// replica holds it or no renewal succeeded by the deadline (the last successful
     /// renewal's start plus the renew deadline). One try may take half the renew deadline:
     /// a request that hangs (a pooled connection a load balancer dropped) is abandoned and
-    /// tried again, on another connection, before the deadline, as client-go bounds each
-    /// Lease request to half of it.
+    /// tried again at once, on another connection, before the deadline, as client-go bounds
+    /// each Lease request to half of it.
     async fn renew(
         mut self,
         mut deadline: Instant,
@@ -215,8 +217,14 @@ impl Elector {
     ) -> Result<(), LeaderError> {
         let renew_deadline = self.timings.renew_deadline;
         let late = || LeaderError::Lost(format!("not renewed within {renew_deadline:?}"));
+        let mut abandoned = false;
         loop {
-            let next = self.timings.next_renewal(Instant::now(), deadline);
+            // An abandoned try is made again at once: waiting the retry period after it
+            // could leave no time for another before the deadline.
+            let next = match abandoned {
+                true => Instant::now(),
+                false => self.timings.next_renewal(Instant::now(), deadline),
+            };
             tokio::select! {
                 _ = &mut stop => break,
                 () = sleep_until(next) => {}
@@ -226,6 +234,7 @@ impl Elector {
                 return Err(late());
             }
             let given_up = deadline.min(started + renew_deadline / 2);
+            abandoned = false;
             tokio::select! {
                 _ = &mut stop => break,
                 renewed = timeout_at(given_up, self.try_acquire_or_renew()) => match renewed {
@@ -233,7 +242,10 @@ impl Elector {
                     Ok(Ok(Some(holder))) => return Err(LeaderError::Lost(format!("{holder} holds it"))),
                     Ok(Err(err)) => warn!(lease = %self.name, "could not renew the Lease: {err}"),
                     Err(_) if given_up >= deadline => return Err(late()),
-                    Err(_) => warn!(lease = %self.name, "a renewal of the Lease got no answer in {:?}; trying again", renew_deadline / 2),
+                    Err(_) => {
+                        warn!(lease = %self.name, "a renewal of the Lease got no answer in {:?}; trying again", renew_deadline / 2);
+                        abandoned = true;
+                    }
                 },
             }
         }
