@@ -244,6 +244,9 @@ pub struct CreateWebhookArgs {
     /// The kind's plural, as recorded by `create api` (checked, for kubebuilder's scripts)
     #[arg(long)]
     pub plural: Option<String>,
+    /// kubebuilder's layout plugin (go/v4), accepted for its scripts: opsdk's layout is that one
+    #[arg(long, value_delimiter = ',', value_name = "PLUGIN")]
+    pub plugins: Vec<String>,
     /// Overwrite this version's webhook files and add webhooks it already has again
     #[arg(long)]
     pub force: bool,

@@ -196,6 +196,11 @@ impl WebhookContext {
 }
 
 impl ResourceContext {
+    /// The file in config/crd/bases that `make manifests` writes the kind's CRD to.
+    pub fn crd_file(&self) -> String {
+        format!("{}_{}.yaml", self.api_group, self.plural)
+    }
+
     /// The stem of the kind's webhook suite in tests/ (`application_v1alpha1_webhook`), which
     /// no kind's own suite may take.
     pub fn webhook_test_stem(&self) -> String {

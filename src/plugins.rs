@@ -53,6 +53,21 @@ pub fn deploy_image(names: &[String]) -> Result<bool> {
     Ok(wanted)
 }
 
+/// `create webhook --plugins names`: kubebuilder's layout (`go/v4`), which opsdk writes
+/// anyway; any other name is refused.
+pub fn layout_only(names: &[String]) -> Result<()> {
+    match names
+        .iter()
+        .map(|n| n.trim())
+        .find(|name| !LAYOUT.contains(name))
+    {
+        Some(name) => bail!(
+            "unknown plugin {name:?} for create webhook\nhelp: create webhook takes kubebuilder's layout plugin (go/v4) only; project-wide plugins such as helm go to `opsdk edit --plugins`"
+        ),
+        None => Ok(()),
+    }
+}
+
 /// `plugins` with each of `names` turned on; a name opsdk does not know is refused.
 pub fn enable(plugins: &Plugins, names: &[String]) -> Result<Plugins> {
     let mut enabled = plugins.clone();

@@ -176,6 +176,22 @@ pub fn template_text(name: &str) -> Option<&'static str> {
     catalog().iter().find(|t| t.name == name).map(|t| t.text)
 }
 
+/// The modules at the top of the generated crate (`pub mod` in src/lib.rs) and of its tests
+/// (the folders of tests/ they share), each with the file or folder that holds it.
+pub fn top_modules() -> Vec<(String, String)> {
+    let lib = template_text("src/lib.rs.tera").unwrap_or_default();
+    let crate_modules = (lib.lines())
+        .filter_map(|line| line.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
+        .map(|module| (module.to_string(), format!("src/{module}.rs")));
+    let test_modules = (catalog().iter()).filter_map(|t| {
+        let folder = t.name.strip_prefix("tests/")?.split_once('/')?.0;
+        Some((folder.to_string(), format!("tests/{folder}/")))
+    });
+    let mut modules: Vec<_> = crate_modules.chain(test_modules).collect();
+    modules.dedup();
+    modules
+}
+
 /// Tera hides the cause in its source chain; flatten it into one message.
 fn tera_error(name: &str, err: tera::Error) -> anyhow::Error {
     let mut msg = format!("rendering template {name}: {err}");
@@ -190,6 +206,22 @@ fn tera_error(name: &str, err: tera::Error) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_top_modules_are_read_from_the_templates() {
+        let modules = top_modules();
+        for (module, file) in [
+            ("controller", "src/controller.rs"),
+            ("telemetry", "src/telemetry.rs"),
+            ("envtest", "tests/envtest/"),
+            ("conversion_server", "tests/conversion_server/"),
+        ] {
+            assert!(
+                modules.contains(&(module.into(), file.into())),
+                "{modules:?}"
+            );
+        }
+    }
 
     #[test]
     fn every_template_parses() {

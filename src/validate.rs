@@ -26,12 +26,27 @@ fn is_dns_subdomain(s: &str) -> bool {
     !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
 }
 
+/// The longest file name ext4, XFS and btrfs take, in bytes.
+pub const FILE_NAME_BYTES: usize = 255;
+
 /// `--domain`: a DNS-1123 subdomain with at least one dot (`minetto.dev`).
 pub fn domain(domain: &str) -> Result<()> {
     if !is_dns_subdomain(domain) || !domain.contains('.') {
         return invalid(
             format!("invalid --domain {domain:?}: must be a lowercase DNS subdomain with a dot"),
             "use a domain you own, e.g. --domain example.com",
+        );
+    }
+    // Files in config/ are named after an API's group, which ends with the domain.
+    let shortest = format!("{domain}_v1_k.yaml");
+    if shortest.len() > crate::writer::MAX_FILE_NAME {
+        return invalid(
+            format!(
+                "invalid --domain {domain:?}: too long for any API, whose sample would be named like {shortest:?} ({} bytes, past the {} a file name may have here)",
+                shortest.len(),
+                crate::writer::MAX_FILE_NAME
+            ),
+            "use a shorter domain, e.g. --domain example.com",
         );
     }
     // The API server refuses a CRD in these groups without a Kubernetes API review's approval.
@@ -61,6 +76,21 @@ pub fn group(group: &str) -> Result<()> {
     }
     // A group is a module in src/api, src/controller and src/webhook, next to opsdk's own.
     let module = module_ident(group);
+    if group.contains("--") {
+        return invalid(
+            format!(
+                "invalid --group {group:?}: its module `{module}` would not be snake case, which the project's lint (clippy -D warnings) refuses"
+            ),
+            &format!(
+                "use single dashes, e.g. --group {}",
+                group
+                    .split('-')
+                    .filter(|part| !part.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("-")
+            ),
+        );
+    }
     if let Some(file) = generated_module_file(&module) {
         return invalid(
             format!(
@@ -233,9 +263,31 @@ pub fn project_name(name: &str, source: &str) -> Result<()> {
             "pass --project-name my-operator",
         );
     }
+    // Cargo keeps these names for folders of target/: no binary may take them.
+    if ["deps", "examples", "incremental"].contains(&name) {
+        return invalid(
+            format!(
+                "invalid project name {name:?} (from {source}): Cargo forbids it as the name of the manager's binary"
+            ),
+            "pass --project-name my-operator",
+        );
+    }
     // Cargo treats `-` and `_` alike in crate names: a project named like one of its own
     // dependencies could not be built.
     let crate_name = |n: &str| n.replace('-', "_");
+    // `use my_op::{Context, controller}` in a crate named like one of its own modules would
+    // bring the module in, and hide the crate from the lines after it.
+    if let Some((_, file)) = render::top_modules()
+        .into_iter()
+        .find(|(module, _)| *module == crate_name(name))
+    {
+        return invalid(
+            format!(
+                "invalid project name {name:?} (from {source}): the project's own code has a module of that name ({file})"
+            ),
+            "pass --project-name my-operator",
+        );
+    }
     let lock = render::template_text(lockfile::TEMPLATE).unwrap_or_default();
     if lockfile::dependency_names(lock, "{{ project.name }}")
         .into_iter()
@@ -363,6 +415,7 @@ mod tests {
             "1apps",
             "",
             "-x",
+            "x--y",
             "condition",
             "external",
             "serve",
@@ -388,6 +441,13 @@ mod tests {
             "k8s-openapi",
             "serde-json",
             "crdgen",
+            "controller",
+            "telemetry",
+            "api",
+            "envtest",
+            "conversion-server",
+            "deps",
+            "incremental",
             "fn",
             "crate",
             "super",

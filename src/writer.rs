@@ -281,7 +281,7 @@ fn first_line_has_marker(bytes: &[u8]) -> bool {
 
 /// The longest file name opsdk writes: file systems take 255 bytes, and the file is staged
 /// beside itself under a longer name first.
-const MAX_FILE_NAME: usize = 255 - commit::BESIDE_EXTRA;
+pub const MAX_FILE_NAME: usize = crate::validate::FILE_NAME_BYTES - commit::BESIDE_EXTRA;
 
 /// Refuses paths that leave the root, names too long for a file system, and any symlink on the way to the file or the file
 /// itself: we never write through a link the user (or an attacker) placed.

@@ -4,7 +4,7 @@ use std::path::Path;
 
 mod names;
 
-use names::{check_names_in_group, check_rust_names};
+use names::{check_crd_file_name, check_names_in_group, check_rust_names};
 
 use anyhow::{Result, bail};
 
@@ -90,6 +90,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let ctx = ProjectContext::new(&project);
     let resource_ctx = ResourceContext::new(&project, &resource);
     check_rust_names(&ctx, &resource_ctx)?;
+    check_crd_file_name(&resource_ctx)?;
     let mut notes: Vec<String> = note.into_iter().collect();
     if let Some(hub) = project.hub_of(&resource)
         && hub.version != resource.version

@@ -18,11 +18,13 @@ use super::{conversion, default_kustomization, foreign_api};
 use crate::cli::CreateWebhookArgs;
 use crate::context::{ProjectContext, ResourceContext};
 use crate::plan::Plan;
+use crate::plugins;
 use crate::project_file::Webhooks;
 use crate::render::{Scope, render};
 use crate::writer::Force;
 
 pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
+    plugins::layout_only(&args.plugins)?;
     let admission = args.defaulting || args.programmatic_validation;
     if !admission && !args.conversion && args.spoke.is_empty() {
         bail!(

@@ -35,6 +35,19 @@ pub(super) fn external_resource(
             crd.kind
         );
     }
+    if let Some(namespaced) = args.namespaced
+        && namespaced != crd.namespaced
+    {
+        let scope = if crd.namespaced {
+            "namespaced"
+        } else {
+            "cluster-scoped"
+        };
+        bail!(
+            "--namespaced={namespaced} contradicts the CRD, which makes {} {scope}\nhelp: drop --namespaced: the scope is the CRD's",
+            crd.kind
+        );
+    }
     let (group, domain) = crd
         .group
         .split_once('.')
@@ -185,7 +198,8 @@ pub(super) fn builtin_for_webhook(
                 api.kind
             );
         }
-        if BuiltinType::is_group(&api.group)
+        if !api.group.is_empty()
+            && BuiltinType::is_group(&api.group)
             && !project
                 .resources
                 .iter()

@@ -156,7 +156,7 @@ pub(super) fn crds(resources: &[ResourceContext]) -> Vec<CrdContext> {
                 name_stem: r.name_stem.clone(),
                 plural: r.plural.clone(),
                 api_group: r.api_group.clone(),
-                file: format!("{}_{}.yaml", r.api_group, r.plural),
+                file: r.crd_file(),
                 type_paths: vec![path],
                 storage_version: if r.hub.is_empty() {
                     r.version.clone()

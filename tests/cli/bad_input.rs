@@ -31,6 +31,15 @@ fn domains() {
         &["--domain", "ops.k8s.io"],
         "API groups under k8s.io are Kubernetes' own",
     );
+    // A valid DNS subdomain, too long for the file names of any API.
+    let label = "d".repeat(60);
+    refuse_init(
+        &[
+            "--domain",
+            &format!("{label}.{label}.{label}.{}.dev", "e".repeat(50)),
+        ],
+        "too long for any API",
+    );
 }
 
 #[test]
@@ -57,6 +66,19 @@ fn repos_and_project_names() {
         &["--project-name", "crdgen"],
         "already has a binary of that name",
     );
+    // `use <crate>::{Context, controller}` would bring in the module, not the crate.
+    for (name, file) in [
+        ("controller", "src/controller.rs"),
+        ("telemetry", "src/telemetry.rs"),
+        ("envtest", "tests/envtest/"),
+        ("conversion-server", "tests/conversion_server/"),
+    ] {
+        refuse_init(
+            &["--project-name", name],
+            &format!("the project's own code has a module of that name ({file})"),
+        );
+    }
+    refuse_init(&["--project-name", "deps"], "Cargo forbids it");
     refuse_init(&["--owner", "two\nlines"], "invalid --owner");
     for keyword in ["fn", "crate", "super"] {
         refuse_init(
@@ -149,21 +171,34 @@ fn versions() {
 /// characters, a sample file name past what a file system takes. Refused, nothing written.
 #[test]
 fn names_too_long_together() {
+    // The longest domain init takes: 234 characters, the sample of kind K in v1 would be
+    // named <domain>_v1_k.yaml, 244 bytes.
     let label = "d".repeat(60);
-    let domain = format!("{label}.{label}.{label}.{}.dev", "e".repeat(55));
+    let domain = format!("{label}.{label}.{label}.{}.dev", "e".repeat(47));
     let (_tmp, dir) = project_dir();
     succeed(&dir, &["init", "--domain", &domain, "--repo", REPO]);
     assert_refused(
         &dir,
-        &mut create_api_cmd(&dir, &args("--group apps --version v1 --kind Widget")),
-        "is 255 characters, past the 253 an object name may have",
+        &mut create_api_cmd(
+            &dir,
+            &args("--group gggggggggg --version v1 --kind Widget --plural ppppppppppp"),
+        ),
+        "is 257 characters, past the 253 an object name may have",
     );
-    // The CRD name fits (as.<domain>), the sample's file name does not.
+    // The CRD name fits, the file make manifests would write it to does not.
+    let plural = format!("--version v1 --kind K --plural {}", "p".repeat(17));
     assert_refused(
         &dir,
-        &mut create_api_cmd(&dir, &args("--version v1 --kind A")),
-        "_v1_a.yaml\" is 252 bytes, past the 244 a file name may have here",
+        &mut create_api_cmd(&dir, &args(&plural)),
+        "make manifests would write the CRD of K to config/crd/bases/",
     );
+    // The CRD name fits (widgets.apps.<domain>), the sample's file name does not.
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &args("--group apps --version v1 --kind Widget")),
+        "_v1_widget.yaml\" is 254 bytes, past the 244 a file name may have here",
+    );
+    create_api(&dir, &args("--version v1 --kind K"));
 }
 
 #[test]
@@ -187,6 +222,10 @@ fn kinds() {
 
 #[test]
 fn groups_and_plurals() {
+    refuse_create(
+        &args("--group x--y --version v1 --kind Widget"),
+        "would not be snake case, which the project's lint (clippy -D warnings) refuses\nhelp: use single dashes, e.g. --group x-y",
+    );
     for group in ["Apps", "apps.web", "v1beta1", "-apps"] {
         refuse_create(
             &[
@@ -420,4 +459,32 @@ fn a_hand_edited_plural_or_domain_in_project_is_refused() {
     let mut cmd = create_api_cmd(&dir, &["--version", "v1", "--kind", "Widget"]);
     let needle = "Cargo.toml names the package \"k8s-operator-talk\", but PROJECT records projectName \"talk2\"";
     assert_refused(&dir, &mut cmd, needle);
+}
+
+/// kubebuilder's scripts pass `--plugins go/v4` to `create webhook` too.
+#[test]
+fn create_webhook_takes_kubebuilders_layout_plugin_only() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    let layout = "--version v1alpha1 --kind Application --defaulting --plugins go/v4";
+    create_webhook(&dir, &args(layout));
+    let helm = "--version v1alpha1 --kind Application --programmatic-validation --plugins helm";
+    assert_refused(
+        &dir,
+        &mut create_webhook_cmd(&dir, &args(helm)),
+        "unknown plugin \"helm\" for create webhook",
+    );
+}
+
+/// A webhook for a kind given without its group names the group it is in.
+#[test]
+fn a_webhook_for_a_kind_of_a_group_names_the_group() {
+    let (_tmp, dir) = project_dir();
+    init(&dir);
+    create_api(&dir, &args("--group apps --version v1 --kind Widget"));
+    assert_refused(
+        &dir,
+        &mut create_webhook_cmd(&dir, &args("--version v1 --kind Widget --defaulting")),
+        "help: it is apps.minetto.dev/v1 Widget (--group apps)",
+    );
 }

@@ -150,6 +150,12 @@ fn an_external_crd_that_does_not_match_the_flags_is_refused() {
         &args("--version v1 --kind Backup --resource=false --external-api-crd missing.yaml"),
         "reading --external-api-crd missing.yaml",
     );
+    // The scope is the CRD's: a --namespaced that contradicts it is not silently dropped.
+    let cluster_scoped = [BACKUP, &["--namespaced=false"]].concat();
+    refused(
+        &cluster_scoped,
+        "--namespaced=false contradicts the CRD, which makes Backup namespaced",
+    );
     let other_group = format!(
         "--group foo --version v1beta1 --kind Backup --resource=false --external-api-crd {BACKUP_CRD}"
     );

@@ -44,7 +44,10 @@ fn a_webhook_on_a_kubernetes_kind_needs_no_api_and_leaves_with_its_last_webhook(
         suite.contains("fn kubernetes_namespaces_and_the_managers_are_never_held_up()"),
         "{suite}"
     );
-    assert!(read(&dir, "tests/webhook_certs.rs").contains("use k8s_openapi::api::core::v1::Pod;"));
+    assert!(
+        read(&dir, "tests/webhook_certs.rs")
+            .contains("use k8s_openapi::api::core::v1::Pod as Webhooked;")
+    );
 
     // A controller joins the same entry, and outlives the webhooks.
     create_api(&dir, &with(POD, "--resource=false"));

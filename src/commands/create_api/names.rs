@@ -51,6 +51,21 @@ fn names(r: &Resource) -> Vec<String> {
     names
 }
 
+/// The file `make manifests` writes the kind's CRD to, `<group>_<plural>.yaml`, fits a file
+/// name (the files opsdk writes itself are checked as it writes them).
+pub(super) fn check_crd_file_name(new: &ResourceContext) -> Result<()> {
+    let file = new.crd_file();
+    if file.len() > validate::FILE_NAME_BYTES {
+        bail!(
+            "make manifests would write the CRD of {} to config/crd/bases/{file}, a name of {} bytes, past the {} a file name may have\nhelp: pass a shorter --plural or --group (or init the project with a shorter --domain)",
+            new.kind,
+            file.len(),
+            validate::FILE_NAME_BYTES
+        );
+    }
+    Ok(())
+}
+
 /// Kinds in one version module are re-exported together: their Rust names must not clash.
 pub(super) fn check_rust_names(ctx: &ProjectContext, new: &ResourceContext) -> Result<()> {
     let names = |r: &ResourceContext| {
