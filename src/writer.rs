@@ -320,6 +320,17 @@ fn check_path(root: &Path, rel: &Path) -> Result<()> {
             Err(_) => break,
         }
     }
+    // What a run stopped halfway (killed, the machine down) moved aside may be the only copy
+    // of the file: only the user may drop it.
+    let aside = commit::aside(&root.join(rel));
+    if fs::symlink_metadata(&aside).is_ok() {
+        bail!(
+            "refusing to write {}: {} was left by an opsdk run stopped halfway, and may be the only copy of the file\nhelp: if {} is missing or not what it was, move the copy back there; then delete the copy and run the command again",
+            rel.display(),
+            aside.strip_prefix(root).unwrap_or(&aside).display(),
+            rel.display()
+        );
+    }
     Ok(())
 }
 

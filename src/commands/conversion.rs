@@ -61,6 +61,13 @@ pub(super) fn spokes(
                 others.join(", ")
             );
         }
+        if crate::validate::version(spoke).is_err() {
+            bail!(
+                "invalid --spoke version {spoke:?}: a spoke is one of the kind's versions\nhelp: name the versions that convert through {} (kind {kind}'s other versions: {})",
+                hub.version,
+                others.join(", ")
+            );
+        }
         if *spoke == hub.version {
             bail!(
                 "{spoke} cannot be both the hub and a spoke\nhelp: drop {spoke} from --spoke; the spokes are the other versions ({})",

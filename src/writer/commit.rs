@@ -50,7 +50,7 @@ fn run(changes: &[Change], steps: &mut Vec<Step>) -> Result<()> {
     for (change, staged) in changes.iter().zip(staged) {
         let target = &change.target;
         if fs::symlink_metadata(target).is_ok() {
-            let aside = beside(target, "opsdk-old");
+            let aside = aside(target);
             clear(&aside)?;
             fs::rename(target, &aside).with_context(|| {
                 let verb = if staged.is_some() {
@@ -105,6 +105,11 @@ fn stage(target: &Path, contents: &str, steps: &mut Vec<Step>) -> Result<PathBuf
 /// What `beside` adds to a file name: a dot before it, a dot and a suffix (`opsdk-tmp`,
 /// `opsdk-old`) after it.
 pub(super) const BESIDE_EXTRA: usize = 2 + "opsdk-tmp".len();
+
+/// Where `target` is moved while the change is made, until it is done.
+pub(super) fn aside(target: &Path) -> PathBuf {
+    beside(target, "opsdk-old")
+}
 
 fn beside(target: &Path, suffix: &str) -> PathBuf {
     let name = target.file_name().unwrap_or_default().to_string_lossy();

@@ -134,6 +134,13 @@ fn names_the_generated_code_already_has() {
         &mut create_api_cmd(&dir, &ship),
         "which a group or another kind already has",
     );
+    // A group named like a kind of the domain group: the group is at fault, not the kind.
+    let job = args("--group application --version v1 --kind Job");
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &job),
+        "group application of kind Job would need the module `application` in src/controller, which a group or another kind already has\nhelp: put the kind in another --group",
+    );
     // Per-kind files have flat names: ship Frigate's are ship_frigate's.
     let frigate = args("--version v1 --kind ShipFrigate");
     let refused = "would share its files (tests/ship_frigate.rs";
@@ -486,5 +493,23 @@ fn a_webhook_for_a_kind_of_a_group_names_the_group() {
         &dir,
         &mut create_webhook_cmd(&dir, &args("--version v1 --kind Widget --defaulting")),
         "help: it is apps.minetto.dev/v1 Widget (--group apps)",
+    );
+}
+
+/// What a run stopped halfway moved aside may be the only copy of a file of the project: a
+/// command that would write that file is refused, and the copy kept.
+#[test]
+fn a_copy_left_by_a_run_stopped_halfway_is_kept_and_named() {
+    let (_tmp, dir) = project_dir();
+    article_project(&dir);
+    std::fs::write(
+        dir.join("src/api/.mod.rs.opsdk-old"),
+        "// mod.rs as it was\n",
+    )
+    .unwrap();
+    assert_refused(
+        &dir,
+        &mut create_api_cmd(&dir, &args("--group apps --version v1 --kind Widget")),
+        "src/api/.mod.rs.opsdk-old was left by an opsdk run stopped halfway",
     );
 }

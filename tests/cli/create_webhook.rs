@@ -296,6 +296,10 @@ fn bad_conversion_requests_are_refused_and_change_nothing() {
         (&["--conversion"], "--conversion needs the versions"),
         (&["--conversion", "--spoke", "v3"], "no version \"v3\""),
         (
+            &["--conversion", "--spoke", "V2"],
+            "invalid --spoke version \"V2\"",
+        ),
+        (
             &["--conversion", "--spoke", ""],
             "--spoke holds an empty version",
         ),

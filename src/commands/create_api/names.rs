@@ -151,6 +151,14 @@ fn check_controller_modules(ctx: &ProjectContext, new: &ResourceContext) -> Resu
         } else {
             continue;
         };
+        // The new kind's group, not the kind, needs the module: another kind would not help.
+        if !new.group.is_empty() && crate::naming::module_ident(&new.group) == module {
+            bail!(
+                "group {} of kind {} would need the module `{module}` in src/controller, {taken}\nhelp: put the kind in another --group",
+                new.group,
+                new.kind
+            );
+        }
         bail!(
             "kind {} would need the module `{module}` in src/controller, {taken}\nhelp: choose another --kind, or put it in another --group",
             new.kind
