@@ -223,6 +223,26 @@ mod tests {
         }
     }
 
+    /// A kind's or group's module next to one of these would be overwritten by it.
+    #[test]
+    fn every_module_opsdk_writes_where_kinds_have_theirs_is_reserved() {
+        let folders = ["src/api/", "src/controller/", "src/webhook/"];
+        for template in catalog().iter().filter(|t| !t.name.contains("{{")) {
+            let Some(rest) = folders.iter().find_map(|f| template.name.strip_prefix(f)) else {
+                continue;
+            };
+            let module = rest.split(['/', '.']).next().unwrap_or_default();
+            if module != "mod" {
+                let reserved = crate::validate::generated_module_file(module);
+                assert!(
+                    reserved.is_some(),
+                    "{module} ({}) is not in GENERATED_MODULES",
+                    template.name
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_template_parses() {
         assert!(tera().get_template_names().count() > 20);

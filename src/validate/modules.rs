@@ -15,6 +15,7 @@ const GENERATED_MODULES: &[(&str, &str)] = &[
     ("external", "src/api"),
     ("children", "src/controller"),
     ("compact", "src/controller"),
+    ("finalizer_order", "src/controller"),
     ("rollout", "src/controller"),
     ("test_support", "src/controller"),
     ("tests", "src/controller"),

@@ -29,6 +29,7 @@ use crate::metrics::ReadyCounts;
 use crate::context::retry_key;
 use crate::watches::Relist;
 use crate::controller::children::{Children, MANAGED_BY, Outcome, controller_of};
+use crate::controller::finalizer_order;
 use crate::controller::rollout::{Rollout, rollout};
 use crate::rbac::Rule;
 use crate::retry::Retries;
@@ -53,6 +54,19 @@ pub struct State {
     pub ctx: Arc<Context>,
     pub deployments: Children<appsv1::Deployment>,
     pub services: Children<corev1::Service>,
+    /// Whether the finalizer comes before the children (see `finalizer_order`).
+    pub finalizer_order: finalizer_order::FinalizerOrder,
+}
+
+impl State {
+    pub fn new(ctx: Arc<Context>, deployments: Children<appsv1::Deployment>, services: Children<corev1::Service>) -> Self {
+        State { ctx, deployments, services, finalizer_order: Default::default() }
+    }
+
+    /// Whether children of this kind are being created or corrected right now.
+    fn busy(&self) -> bool {
+        self.deployments.writing() + self.services.writing() > 0
+    }
 }
 {% include "_partials/controller_loop.rs" %}
 /// Brings the Deployment and the Service in line with the spec, then reports the status.

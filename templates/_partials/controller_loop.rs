@@ -36,6 +36,18 @@ async fn report_failure(obj: &{{ r.type_name }}, state: &State, err: Error) -> R
 /// it is being deleted.
 async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State) -> Result<Action> {
     let api = api_of(&obj, state)?;
+{%- if r.deploy_image %}
+    // In a burst of new objects, their children before their finalizers (see `finalizer_order`).
+    match state.finalizer_order.next(obj.as_ref(), FINALIZER, state.busy()) {
+        Some(finalizer_order::Next::CacheBehind) => return Ok(Action::await_change()),
+        Some(finalizer_order::Next::ChildrenFirst) => {
+            apply(&obj, &api, state).await?;
+            state.ctx.retries.forget(&retry_key(obj.as_ref()));
+            return Ok(Action::requeue(finalizer_order::RECHECK));
+        }
+        Some(finalizer_order::Next::AddFinalizer) | None => {}
+    }
+{%- endif %}
     let reconciled = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &api, state).await,
@@ -43,6 +55,11 @@ async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State)
         }
     })
     .await;
+{%- if r.deploy_image %}
+    if reconciled.is_ok() {
+        state.finalizer_order.added(obj.as_ref(), FINALIZER);
+    }
+{%- endif %}
     let action = match reconciled {
         // A reconcile queued behind the one that removed the finalizer (by its children's
         // Delete events) reads the object from a cache that still shows it: the change fails,

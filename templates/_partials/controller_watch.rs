@@ -57,7 +57,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
 {%- endif %}
     let config = controller::Config::default().concurrency(concurrency);
 {%- if r.deploy_image %}
-    let state = Arc::new(State { ctx, deployments, services });
+    let state = Arc::new(State::new(ctx, deployments, services));
 {%- else %}
     let state = Arc::new(State { ctx });
 {%- endif %}

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,11 +28,14 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 mod drift;
+mod outcome;
 mod owned;
 
 pub use drift::contains;
 use drift::unset_foreign_keys;
+pub use outcome::Outcome;
 pub use owned::controller_of;
+use owned::{conflict, controlled_by};
 
 use crate::controller::compact::{self, CompactStore, CompactWriter};
 use crate::watches::{self, Relist};
@@ -49,32 +53,12 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 /// this, a reconcile creates the child again, and the API server's 409 says if it exists.
 const CREATED_TTL: Duration = Duration::from_secs(30);
 
-/// What `ensure` did to a child.
-#[derive(Debug)]
-pub enum Outcome<K> {
-    /// The child was in step; nothing was sent.
-    Unchanged(K),
-    /// The child was missing and has been created.
-    Created(K),
-    /// The child had drifted and has been set back.
-    Corrected(K),
-}
+/// A write of a child in flight, counted in `Children::writing` while this lives.
+pub struct Writing<'a>(&'a AtomicUsize);
 
-impl<K> Outcome<K> {
-    /// The child as the API server last answered (or as cached).
-    pub fn object(&self) -> &K {
-        match self {
-            Outcome::Unchanged(obj) | Outcome::Created(obj) | Outcome::Corrected(obj) => obj,
-        }
-    }
-
-    /// "Created" or "Corrected" when something was written, for events.
-    pub fn change(&self) -> Option<&'static str> {
-        match self {
-            Outcome::Unchanged(_) => None,
-            Outcome::Created(_) => Some("Created"),
-            Outcome::Corrected(_) => Some("Corrected"),
-        }
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -106,6 +90,9 @@ pub struct Children<K: Resource<DynamicType = ()> + 'static> {
     /// Children created but not yet delivered by the watch (`namespace/name` -> child and
     /// when), so that a reconcile in between does not try to create them again.
     created: Arc<Created<K>>,
+    /// Creates and corrections in flight: while there are any, a new owner gets its children
+    /// before its finalizer (see `finalizer_order`).
+    writing: AtomicUsize,
 }
 
 impl<K> Children<K>
@@ -122,7 +109,19 @@ where
             field_manager,
             applied: Arc::default(),
             created: Arc::default(),
+            writing: AtomicUsize::new(0),
         }
+    }
+
+    /// How many creates and corrections of these children are in flight.
+    pub fn writing(&self) -> usize {
+        self.writing.load(Ordering::Relaxed)
+    }
+
+    /// Counts one more write in flight until the guard is dropped.
+    pub fn write_started(&self) -> Writing<'_> {
+        self.writing.fetch_add(1, Ordering::Relaxed);
+        Writing(&self.writing)
     }
 
     /// Watches every `K` with the managed-by label in the namespaces the manager watches
@@ -227,7 +226,11 @@ where
                     field_manager: Some(self.field_manager.into()),
                     ..PostParams::default()
                 };
-                match api.create(&params, desired).await {
+                let created = {
+                    let _writing = self.write_started();
+                    api.create(&params, desired).await
+                };
+                match created {
                     Ok(created) => {
                         self.record_created(&created);
                         return Ok(Outcome::Created(created));
@@ -294,10 +297,12 @@ where
             field_manager: Some(self.field_manager.into()),
             ..PatchParams::default()
         };
-        let patched = match api
-            .patch(&current.name_any(), &params, &Patch::Merge(&wanted))
-            .await
-        {
+        let patch = {
+            let _writing = self.write_started();
+            api.patch(&current.name_any(), &params, &Patch::Merge(&wanted))
+                .await
+        };
+        let patched = match patch {
             Ok(patched) => patched,
             Err(kube::Error::Api(status)) if status.code == 409 => return Ok(Corrected::Stale),
             Err(err) => return Err(err.into()),
@@ -422,33 +427,6 @@ fn observe<K>(
 
 fn key(namespace: Option<&str>, name: &str) -> String {
     format!("{}/{name}", namespace.unwrap_or_default())
-}
-
-/// Whether `child` names the object with `uid` as its controller.
-pub fn controlled_by(child: &impl Resource, uid: &str) -> bool {
-    !uid.is_empty()
-        && child
-            .owner_references()
-            .iter()
-            .any(|o| o.controller == Some(true) && o.uid == uid)
-}
-
-/// Says which object is in the way and who controls it.
-fn conflict<K: Resource<DynamicType = ()>, O: Resource<DynamicType = ()>>(child: &K) -> String {
-    let holder = child
-        .owner_references()
-        .iter()
-        .find(|o| o.controller == Some(true))
-        .map(|o| format!("{} {}", o.kind, o.name))
-        .unwrap_or_else(|| "nothing".into());
-    format!(
-        "{} {} exists and is not controlled by this {} (its controller: {holder}); \
-         delete or rename it to let the {} create its own",
-        K::kind(&()),
-        child.name_any(),
-        O::kind(&()),
-        O::kind(&()),
-    )
 }
 
 fn fingerprint(desired: &impl Serialize) -> Result<u64> {

@@ -8,6 +8,7 @@ use crate::Context;
 
 pub mod children;
 pub mod compact;
+pub mod finalizer_order;
 pub mod rollout;
 
 pub mod application;

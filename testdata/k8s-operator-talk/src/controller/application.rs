@@ -26,6 +26,7 @@ use crate::api::v1alpha1::{Application, ApplicationStatus};
 use crate::api::{Condition, ready_status, set_condition};
 use crate::context::retry_key;
 use crate::controller::children::{Children, MANAGED_BY, Outcome, controller_of};
+use crate::controller::finalizer_order;
 use crate::controller::rollout::{Rollout, rollout};
 use crate::metrics::ReadyCounts;
 use crate::rbac::Rule;
@@ -81,6 +82,28 @@ pub struct State {
     pub ctx: Arc<Context>,
     pub deployments: Children<appsv1::Deployment>,
     pub services: Children<corev1::Service>,
+    /// Whether the finalizer comes before the children (see `finalizer_order`).
+    pub finalizer_order: finalizer_order::FinalizerOrder,
+}
+
+impl State {
+    pub fn new(
+        ctx: Arc<Context>,
+        deployments: Children<appsv1::Deployment>,
+        services: Children<corev1::Service>,
+    ) -> Self {
+        State {
+            ctx,
+            deployments,
+            services,
+            finalizer_order: Default::default(),
+        }
+    }
+
+    /// Whether children of this kind are being created or corrected right now.
+    fn busy(&self) -> bool {
+        self.deployments.writing() + self.services.writing() > 0
+    }
 }
 /// Sets up the watches of Applications and of the Deployments and Services they own, and returns the
 /// controller, which runs until shutdown. The watches are registered here, before the
@@ -130,11 +153,7 @@ pub fn run(ctx: Arc<Context>) -> impl Future<Output = ()> + Send + 'static {
         }))
     });
     let config = controller::Config::default().concurrency(concurrency);
-    let state = Arc::new(State {
-        ctx,
-        deployments,
-        services,
-    });
+    let state = Arc::new(State::new(ctx, deployments, services));
     let cache = reader.clone();
     let controller = Controller::for_stream(objects, reader)
         // Each child wakes the Application controlling it, whichever version made it.
@@ -245,6 +264,19 @@ async fn report_failure(obj: &Application, state: &State, err: Error) -> Result<
 /// it is being deleted.
 async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Result<Action> {
     let api = api_of(&obj, state)?;
+    // In a burst of new objects, their children before their finalizers (see `finalizer_order`).
+    match state
+        .finalizer_order
+        .next(obj.as_ref(), FINALIZER, state.busy())
+    {
+        Some(finalizer_order::Next::CacheBehind) => return Ok(Action::await_change()),
+        Some(finalizer_order::Next::ChildrenFirst) => {
+            apply(&obj, &api, state).await?;
+            state.ctx.retries.forget(&retry_key(obj.as_ref()));
+            return Ok(Action::requeue(finalizer_order::RECHECK));
+        }
+        Some(finalizer_order::Next::AddFinalizer) | None => {}
+    }
     let reconciled = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &api, state).await,
@@ -252,6 +284,9 @@ async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Re
         }
     })
     .await;
+    if reconciled.is_ok() {
+        state.finalizer_order.added(obj.as_ref(), FINALIZER);
+    }
     let action = match reconciled {
         // A reconcile queued behind the one that removed the finalizer (by its children's
         // Delete events) reads the object from a cache that still shows it: the change fails,

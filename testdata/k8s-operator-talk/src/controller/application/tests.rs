@@ -83,27 +83,31 @@ async fn run_with(
     services: Vec<corev1::Service>,
     expected: Vec<Expected>,
 ) -> (Result<Action>, Vec<Seen>) {
-    let (mut results, seen) = run_each(settings, vec![obj], deployments, services, expected).await;
+    let (mut results, seen) =
+        run_each(settings, vec![obj], deployments, services, expected, false).await;
     (results.remove(0), seen)
 }
 
-/// Reconciles each of `objects` in turn, with one manager context and these children's caches.
+/// Reconciles each of `objects` in turn, with one manager context and these children's caches;
+/// `burst`: while a write of another object's child is in flight.
 async fn run_each(
     settings: Settings,
     objects: Vec<Application>,
     deployments: Vec<appsv1::Deployment>,
     services: Vec<corev1::Service>,
     expected: Vec<Expected>,
+    burst: bool,
 ) -> (Vec<Result<Action>>, Vec<Seen>) {
     let (client, server) = mock_client();
-    let state = Arc::new(State {
-        ctx: Arc::new(Context::with_settings(client, Arc::default(), settings)),
-        deployments: Children::new(cache(deployments), FIELD_MANAGER),
-        services: Children::new(cache(services), FIELD_MANAGER),
-    });
+    let state = Arc::new(State::new(
+        Arc::new(Context::with_settings(client, Arc::default(), settings)),
+        Children::new(cache(deployments), FIELD_MANAGER),
+        Children::new(cache(services), FIELD_MANAGER),
+    ));
     // The events the reconciles queued are recorded too; then every client is dropped,
     // which ends `serve`.
     let reconciled = async move {
+        let writing = burst.then(|| state.services.write_started());
         let mut results = Vec::new();
         for obj in objects {
             let result = tokio::time::timeout(
@@ -113,6 +117,7 @@ async fn run_each(
             .await;
             results.push(result.expect("reconcile hung"));
         }
+        drop(writing);
         state.ctx.events.flush(Duration::from_secs(5)).await;
         results
     };
@@ -306,11 +311,11 @@ async fn a_request_left_unanswered_ends_the_reconcile_in_time_and_shows() {
         status_pace: Duration::ZERO,
         ..Settings::default()
     };
-    let state = Arc::new(State {
-        ctx: Arc::new(Context::with_settings(client, Arc::default(), settings)),
-        deployments: Children::new(cache(vec![]), FIELD_MANAGER),
-        services: Children::new(cache(vec![]), FIELD_MANAGER),
-    });
+    let state = Arc::new(State::new(
+        Arc::new(Context::with_settings(client, Arc::default(), settings)),
+        Children::new(cache(vec![]), FIELD_MANAGER),
+        Children::new(cache(vec![]), FIELD_MANAGER),
+    ));
     let obj = fixture(false);
     let report = vec![
         ("PATCH", STATUS.into(), Reply::Json(200, json(&obj))),
@@ -361,6 +366,69 @@ async fn adds_the_finalizer_before_anything_else() {
     let (result, seen) = run(fixture(false), vec![], vec![], expected).await;
     assert!(body(&seen, "PATCH", OBJECT).to_string().contains(FINALIZER));
     assert_eq!(result.unwrap(), Action::await_change());
+}
+
+/// In a burst of new objects (another object's child being written), a new object gets its
+/// children before its finalizer, and is looked at again soon for it.
+#[tokio::test]
+async fn in_a_burst_a_new_object_gets_its_children_before_its_finalizer() {
+    let mut obj = fixture(false);
+    obj.metadata.creation_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
+    let expected = vec![
+        ("POST", DEPLOYMENTS.into(), Reply::Echo),
+        ("POST", SERVICES.into(), Reply::Echo),
+        ("PATCH", STATUS.into(), Reply::Json(200, json(&obj))),
+        ("POST", EVENTS.into(), Reply::Echo),
+    ];
+    let settings = Settings {
+        status_pace: Duration::ZERO,
+        ..Settings::default()
+    };
+    let (mut results, _) =
+        run_each(settings, vec![obj.clone()], vec![], vec![], expected, true).await;
+    assert_eq!(
+        results.remove(0).unwrap(),
+        Action::requeue(finalizer_order::RECHECK)
+    );
+    // Once the burst is over (or past its wait), the finalizer goes first again.
+    let expected = vec![(
+        "PATCH",
+        OBJECT.into(),
+        Reply::Json(200, json(&fixture(true))),
+    )];
+    let (result, seen) = run(obj, vec![], vec![], expected).await;
+    assert!(body(&seen, "PATCH", OBJECT).to_string().contains(FINALIZER));
+    assert_eq!(result.unwrap(), Action::await_change());
+}
+
+/// A reconcile woken by a child's event between the finalizer's patch and the watch bringing
+/// the object back reads it without the finalizer: it sends nothing (adding it again would be
+/// refused, and cost a read to tell why).
+#[tokio::test]
+async fn a_cache_behind_the_finalizer_just_added_costs_no_request() {
+    let mut obj = fixture(false);
+    obj.metadata.resource_version = Some("5".into());
+    let expected = vec![(
+        "PATCH",
+        OBJECT.into(),
+        Reply::Json(200, json(&fixture(true))),
+    )];
+    let settings = Settings::default();
+    let (results, seen) = run_each(
+        settings,
+        vec![obj.clone(), obj],
+        vec![],
+        vec![],
+        expected,
+        false,
+    )
+    .await;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(
+        results
+            .into_iter()
+            .all(|result| result.unwrap() == Action::await_change())
+    );
 }
 
 /// Adding the finalizer also fails, on the patch's test of the list, when someone changed
@@ -669,6 +737,7 @@ async fn a_failure_is_written_and_announced_once_though_the_cache_is_behind() {
         vec![],
         vec![],
         expected,
+        false,
     )
     .await;
     assert!(results.iter().all(Result::is_err), "{results:?}");
@@ -881,15 +950,15 @@ fn failing() -> (
     Application,
 ) {
     let (client, _server) = mock_client();
-    let state = Arc::new(State {
-        ctx: Arc::new(Context::with_settings(
+    let state = Arc::new(State::new(
+        Arc::new(Context::with_settings(
             client,
             Arc::default(),
             Settings::default(),
         )),
-        deployments: Children::new(cache(vec![]), FIELD_MANAGER),
-        services: Children::new(cache(vec![]), FIELD_MANAGER),
-    });
+        Children::new(cache(vec![]), FIELD_MANAGER),
+        Children::new(cache(vec![]), FIELD_MANAGER),
+    ));
     let (store, mut writer) = reflector::store();
     let cached = fixture(true);
     writer.apply_watcher_event(&watcher::Event::Apply(cached.clone()));

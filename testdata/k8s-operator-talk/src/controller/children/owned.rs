@@ -93,6 +93,33 @@ impl Owner {
     }
 }
 
+/// Whether `child` names the object with `uid` as its controller.
+pub fn controlled_by(child: &impl Resource, uid: &str) -> bool {
+    !uid.is_empty()
+        && child
+            .owner_references()
+            .iter()
+            .any(|o| o.controller == Some(true) && o.uid == uid)
+}
+
+/// Says which object is in the way and who controls it.
+pub fn conflict<K: Resource<DynamicType = ()>, O: Resource<DynamicType = ()>>(child: &K) -> String {
+    let holder = child
+        .owner_references()
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map(|o| format!("{} {}", o.kind, o.name))
+        .unwrap_or_else(|| "nothing".into());
+    format!(
+        "{} {} exists and is not controlled by this {} (its controller: {holder}); \
+         delete or rename it to let the {} create its own",
+        K::kind(&()),
+        child.name_any(),
+        O::kind(&()),
+        O::kind(&()),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::Deployment;
