@@ -38,6 +38,12 @@ use crate::{Context, Error, Result, watches};
 {% include "_partials/controller_names.rs" %}
 /// Holds each {{ r.kind }} until its children are cleaned up.
 pub const FINALIZER: &str = "{{ r.finalizer }}";
+/// Whether, in a burst of new {{ r.kind }}s, each gets its children before its finalizer (see
+/// `finalizer_order`). Safe while the garbage collector deletes everything `apply` makes along
+/// with its {{ r.kind }}: objects in its namespace that it controls. Set it to false once
+/// `apply` makes anything else (in another namespace, cluster-scoped, outside the cluster),
+/// which only the finalizer's cleanup would delete.
+const CHILDREN_BEFORE_FINALIZER: bool = true;
 /// All this controller may do: `make manifests` writes these rules into
 /// config/rbac/role.yaml, and the envtest suite runs the controller with exactly these.
 /// A new permission goes here.
@@ -63,9 +69,9 @@ impl State {
         State { ctx, deployments, services, finalizer_order: Default::default() }
     }
 
-    /// Whether children of this kind are being created or corrected right now.
+    /// Whether children of this kind are being created right now.
     fn busy(&self) -> bool {
-        self.deployments.writing() + self.services.writing() > 0
+        self.deployments.creating() + self.services.creating() > 0
     }
 }
 {% include "_partials/controller_loop.rs" %}
@@ -172,7 +178,8 @@ fn describe<K: Resource<DynamicType = ()>>(outcome: &Outcome<K>, reason: impl Fn
 
 /// Deletes the children this {{ r.kind }} controls, unless it is deleted with
 /// `--cascade=orphan`. Their owner references would make the garbage collector delete them
-/// too; deleting them here makes cleanup visible in events and independent of the collector.
+/// too; deleting them here makes cleanup visible in events and independent of the collector,
+/// once the finalizer is on (in a burst, the children come first: see `finalizer_order`).
 /// A failure shows in the status, which {{ r.article }} {{ r.kind }} being deleted still has.
 async fn cleanup(obj: &{{ r.type_name }}, _api: &Api<{{ r.type_name }}>, state: &State) -> Result<Action> {
     let deleted = match delete_children(obj, state).await {

@@ -38,7 +38,8 @@ async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State)
     let api = api_of(&obj, state)?;
 {%- if r.deploy_image %}
     // In a burst of new objects, their children before their finalizers (see `finalizer_order`).
-    match state.finalizer_order.next(obj.as_ref(), FINALIZER, state.busy()) {
+    let children_first = CHILDREN_BEFORE_FINALIZER && state.busy();
+    match state.finalizer_order.next(obj.as_ref(), FINALIZER, children_first) {
         Some(finalizer_order::Next::CacheBehind) => return Ok(Action::await_change()),
         Some(finalizer_order::Next::ChildrenFirst) => {
             apply(&obj, &api, state).await?;

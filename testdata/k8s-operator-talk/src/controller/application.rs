@@ -41,6 +41,12 @@ const CONTROLLER: &str = "application";
 const FIELD_MANAGER: &str = "k8s-operator-talk-application";
 /// Holds each Application until its children are cleaned up.
 pub const FINALIZER: &str = "applications.minetto.dev/finalizer";
+/// Whether, in a burst of new Applications, each gets its children before its finalizer (see
+/// `finalizer_order`). Safe while the garbage collector deletes everything `apply` makes along
+/// with its Application: objects in its namespace that it controls. Set it to false once
+/// `apply` makes anything else (in another namespace, cluster-scoped, outside the cluster),
+/// which only the finalizer's cleanup would delete.
+const CHILDREN_BEFORE_FINALIZER: bool = true;
 /// All this controller may do: `make manifests` writes these rules into
 /// config/rbac/role.yaml, and the envtest suite runs the controller with exactly these.
 /// A new permission goes here.
@@ -100,9 +106,9 @@ impl State {
         }
     }
 
-    /// Whether children of this kind are being created or corrected right now.
+    /// Whether children of this kind are being created right now.
     fn busy(&self) -> bool {
-        self.deployments.writing() + self.services.writing() > 0
+        self.deployments.creating() + self.services.creating() > 0
     }
 }
 /// Sets up the watches of Applications and of the Deployments and Services they own, and returns the
@@ -265,9 +271,10 @@ async fn report_failure(obj: &Application, state: &State, err: Error) -> Result<
 async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Result<Action> {
     let api = api_of(&obj, state)?;
     // In a burst of new objects, their children before their finalizers (see `finalizer_order`).
+    let children_first = CHILDREN_BEFORE_FINALIZER && state.busy();
     match state
         .finalizer_order
-        .next(obj.as_ref(), FINALIZER, state.busy())
+        .next(obj.as_ref(), FINALIZER, children_first)
     {
         Some(finalizer_order::Next::CacheBehind) => return Ok(Action::await_change()),
         Some(finalizer_order::Next::ChildrenFirst) => {
@@ -480,7 +487,8 @@ fn describe<K: Resource<DynamicType = ()>>(
 
 /// Deletes the children this Application controls, unless it is deleted with
 /// `--cascade=orphan`. Their owner references would make the garbage collector delete them
-/// too; deleting them here makes cleanup visible in events and independent of the collector.
+/// too; deleting them here makes cleanup visible in events and independent of the collector,
+/// once the finalizer is on (in a burst, the children come first: see `finalizer_order`).
 /// A failure shows in the status, which an Application being deleted still has.
 async fn cleanup(obj: &Application, _api: &Api<Application>, state: &State) -> Result<Action> {
     let deleted = match delete_children(obj, state).await {

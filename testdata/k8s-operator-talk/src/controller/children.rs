@@ -53,10 +53,10 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 /// this, a reconcile creates the child again, and the API server's 409 says if it exists.
 const CREATED_TTL: Duration = Duration::from_secs(30);
 
-/// A write of a child in flight, counted in `Children::writing` while this lives.
-pub struct Writing<'a>(&'a AtomicUsize);
+/// A create of a child in flight, counted in `Children::creating` while this lives.
+pub struct Creating<'a>(&'a AtomicUsize);
 
-impl Drop for Writing<'_> {
+impl Drop for Creating<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -90,9 +90,11 @@ pub struct Children<K: Resource<DynamicType = ()> + 'static> {
     /// Children created but not yet delivered by the watch (`namespace/name` -> child and
     /// when), so that a reconcile in between does not try to create them again.
     created: Arc<Created<K>>,
-    /// Creates and corrections in flight: while there are any, a new owner gets its children
-    /// before its finalizer (see `finalizer_order`).
-    writing: AtomicUsize,
+    /// Creates in flight: while there are any, a new owner gets its children before its
+    /// finalizer (see `finalizer_order`). Corrections do not count: a child that someone keeps
+    /// changing (an autoscaler fighting over replicas) would otherwise hold every new owner's
+    /// finalizer back.
+    creating: AtomicUsize,
 }
 
 impl<K> Children<K>
@@ -109,19 +111,19 @@ where
             field_manager,
             applied: Arc::default(),
             created: Arc::default(),
-            writing: AtomicUsize::new(0),
+            creating: AtomicUsize::new(0),
         }
     }
 
-    /// How many creates and corrections of these children are in flight.
-    pub fn writing(&self) -> usize {
-        self.writing.load(Ordering::Relaxed)
+    /// How many creates of these children are in flight.
+    pub fn creating(&self) -> usize {
+        self.creating.load(Ordering::Relaxed)
     }
 
-    /// Counts one more write in flight until the guard is dropped.
-    pub fn write_started(&self) -> Writing<'_> {
-        self.writing.fetch_add(1, Ordering::Relaxed);
-        Writing(&self.writing)
+    /// Counts one more create in flight until the guard is dropped.
+    pub fn create_started(&self) -> Creating<'_> {
+        self.creating.fetch_add(1, Ordering::Relaxed);
+        Creating(&self.creating)
     }
 
     /// Watches every `K` with the managed-by label in the namespaces the manager watches
@@ -227,7 +229,7 @@ where
                     ..PostParams::default()
                 };
                 let created = {
-                    let _writing = self.write_started();
+                    let _creating = self.create_started();
                     api.create(&params, desired).await
                 };
                 match created {
@@ -297,12 +299,10 @@ where
             field_manager: Some(self.field_manager.into()),
             ..PatchParams::default()
         };
-        let patch = {
-            let _writing = self.write_started();
-            api.patch(&current.name_any(), &params, &Patch::Merge(&wanted))
-                .await
-        };
-        let patched = match patch {
+        let patched = match api
+            .patch(&current.name_any(), &params, &Patch::Merge(&wanted))
+            .await
+        {
             Ok(patched) => patched,
             Err(kube::Error::Api(status)) if status.code == 409 => return Ok(Corrected::Stale),
             Err(err) => return Err(err.into()),

@@ -7,11 +7,12 @@
 //! own until its watch event came back: with 1,000 new objects on a small control plane, the
 //! children of the last ones came a quarter later (docs/design.md).
 //!
-//! Safe for these children only: each carries a controller owner reference with
-//! blockOwnerDeletion, so an object deleted before its finalizer is on has them deleted by the
-//! garbage collector, as its finalizer's cleanup would. A controller that makes anything the
-//! garbage collector cannot see (the skeleton's `apply`, once filled in) adds its finalizer
-//! first, always.
+//! Safe for these children only: each lives in its owner's namespace and names it as its
+//! controller, so an object deleted before its finalizer is on has them deleted by the garbage
+//! collector, as its finalizer's cleanup would (and an object being deleted takes no new
+//! finalizer). A deploy-image controller whose `apply` is made to write anything else turns
+//! this off (its `CHILDREN_BEFORE_FINALIZER`); the skeleton, whose `apply` is yours to fill
+//! in, always adds its finalizer first.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -25,8 +26,9 @@ use tokio::time::Instant;
 pub const WAIT_AT_MOST: Duration = Duration::from_secs(60);
 /// How soon an object whose finalizer waits is reconciled again.
 pub const RECHECK: Duration = Duration::from_secs(5);
-/// How long the version a finalizer was added over is remembered: the watch brings the
-/// object with its finalizer within moments.
+/// How long a finalizer just added is taken as there while the cache does not show it: the
+/// watch brings it within moments, later under load. Past this, it is added again (someone
+/// may have taken it off).
 const ADDED_TTL: Duration = Duration::from_secs(30);
 
 /// What a reconcile does about the finalizer of an object that lacks it.
@@ -37,16 +39,18 @@ pub enum Next {
     /// Write the children now; the finalizer after `RECHECK`.
     ChildrenFirst,
     /// This controller added it, and the cache has not caught up yet (a child's event woke the
-    /// object first): nothing to do, the watch brings it. Adding it again would fail on the
-    /// patch's test of the list, and cost a read to tell why.
+    /// object first, or a status write's version came in first): nothing to do, the watch
+    /// brings it. Adding it again would fail on the patch's test of the list, and cost a read
+    /// to tell why.
     CacheBehind,
 }
 
 /// One per deploy-image controller: the finalizers it added that its cache does not show yet.
 #[derive(Default)]
 pub struct FinalizerOrder {
-    /// Object uid -> the resourceVersion its finalizer was added over, and when.
-    added: Mutex<HashMap<String, (String, Instant)>>,
+    /// Object uid -> when its finalizer was added. Entries go once the cache shows it, or
+    /// past `ADDED_TTL` at the next addition (an object deleted before its cache caught up).
+    added: Mutex<HashMap<String, Instant>>,
 }
 
 impl FinalizerOrder {
@@ -62,9 +66,7 @@ impl FinalizerOrder {
             added.remove(&uid);
             return None;
         }
-        let behind = added.get(&uid).is_some_and(|(over, at)| {
-            obj.resource_version().as_ref() == Some(over) && at.elapsed() < ADDED_TTL
-        });
+        let behind = added.get(&uid).is_some_and(|at| at.elapsed() < ADDED_TTL);
         Some(if behind {
             Next::CacheBehind
         } else if busy && age(obj).is_some_and(|age| age < WAIT_AT_MOST) {
@@ -83,9 +85,8 @@ impl FinalizerOrder {
             return;
         }
         let mut added = self.added.lock().expect("finalizer lock poisoned");
-        added.retain(|_, (_, at)| at.elapsed() < ADDED_TTL);
-        let version = obj.resource_version().unwrap_or_default();
-        added.insert(obj.uid().unwrap_or_default(), (version, Instant::now()));
+        added.retain(|_, at| at.elapsed() < ADDED_TTL);
+        added.insert(obj.uid().unwrap_or_default(), Instant::now());
     }
 }
 
@@ -151,17 +152,17 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn the_version_a_finalizer_was_added_over_waits_for_the_watch() {
+    async fn a_finalizer_just_added_waits_for_the_watch() {
         let order = FinalizerOrder::default();
         let obj = object(Duration::ZERO);
         order.added(&obj, FINALIZER);
         assert_eq!(order.next(&obj, FINALIZER, false), Some(Next::CacheBehind));
-        let mut refused = obj.clone();
-        refused.metadata.resource_version = Some("6".into());
+        let mut status_written = obj.clone();
+        status_written.metadata.resource_version = Some("6".into());
         assert_eq!(
-            order.next(&refused, FINALIZER, false),
-            Some(Next::AddFinalizer),
-            "a newer version without it"
+            order.next(&status_written, FINALIZER, true),
+            Some(Next::CacheBehind),
+            "another version without it"
         );
         tokio::time::advance(ADDED_TTL).await;
         assert_eq!(

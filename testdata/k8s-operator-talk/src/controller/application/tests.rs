@@ -84,19 +84,19 @@ async fn run_with(
     expected: Vec<Expected>,
 ) -> (Result<Action>, Vec<Seen>) {
     let (mut results, seen) =
-        run_each(settings, vec![obj], deployments, services, expected, false).await;
+        run_each(settings, vec![obj], deployments, services, expected, 0).await;
     (results.remove(0), seen)
 }
 
 /// Reconciles each of `objects` in turn, with one manager context and these children's caches;
-/// `burst`: while a write of another object's child is in flight.
+/// the first `burst` of them while a create of another object's child is in flight.
 async fn run_each(
     settings: Settings,
     objects: Vec<Application>,
     deployments: Vec<appsv1::Deployment>,
     services: Vec<corev1::Service>,
     expected: Vec<Expected>,
-    burst: bool,
+    burst: usize,
 ) -> (Vec<Result<Action>>, Vec<Seen>) {
     let (client, server) = mock_client();
     let state = Arc::new(State::new(
@@ -107,9 +107,12 @@ async fn run_each(
     // The events the reconciles queued are recorded too; then every client is dropped,
     // which ends `serve`.
     let reconciled = async move {
-        let writing = burst.then(|| state.services.write_started());
+        let mut creating = Some(state.services.create_started()).filter(|_| burst > 0);
         let mut results = Vec::new();
-        for obj in objects {
+        for (done, obj) in objects.into_iter().enumerate() {
+            if done == burst {
+                creating.take();
+            }
             let result = tokio::time::timeout(
                 Duration::from_secs(5),
                 reconcile(Arc::new(obj), state.clone()),
@@ -117,7 +120,7 @@ async fn run_each(
             .await;
             results.push(result.expect("reconcile hung"));
         }
-        drop(writing);
+        drop(creating);
         state.ctx.events.flush(Duration::from_secs(5)).await;
         results
     };
@@ -368,8 +371,9 @@ async fn adds_the_finalizer_before_anything_else() {
     assert_eq!(result.unwrap(), Action::await_change());
 }
 
-/// In a burst of new objects (another object's child being written), a new object gets its
-/// children before its finalizer, and is looked at again soon for it.
+/// In a burst of new objects (another object's child being created), a new object gets its
+/// children before its finalizer, and is looked at again soon: once the burst is over, the
+/// finalizer alone is sent.
 #[tokio::test]
 async fn in_a_burst_a_new_object_gets_its_children_before_its_finalizer() {
     let mut obj = fixture(false);
@@ -379,26 +383,38 @@ async fn in_a_burst_a_new_object_gets_its_children_before_its_finalizer() {
         ("POST", SERVICES.into(), Reply::Echo),
         ("PATCH", STATUS.into(), Reply::Json(200, json(&obj))),
         ("POST", EVENTS.into(), Reply::Echo),
+        (
+            "PATCH",
+            OBJECT.into(),
+            Reply::Json(200, json(&fixture(true))),
+        ),
     ];
     let settings = Settings {
         status_pace: Duration::ZERO,
         ..Settings::default()
     };
-    let (mut results, _) =
-        run_each(settings, vec![obj.clone()], vec![], vec![], expected, true).await;
-    assert_eq!(
-        results.remove(0).unwrap(),
-        Action::requeue(finalizer_order::RECHECK)
+    let (results, seen) = run_each(
+        settings,
+        vec![obj.clone(), obj],
+        vec![],
+        vec![],
+        expected,
+        1,
+    )
+    .await;
+    let [first, second] = <[_; 2]>::try_from(results).unwrap();
+    assert_eq!(first.unwrap(), Action::requeue(finalizer_order::RECHECK));
+    assert_eq!(second.unwrap(), Action::await_change());
+    let at = |method: &str, path: &str| {
+        seen.iter()
+            .position(|s| s.method == method && s.path == path)
+            .unwrap()
+    };
+    assert!(
+        at("PATCH", OBJECT) > at("POST", DEPLOYMENTS).max(at("POST", SERVICES)),
+        "the finalizer after the children"
     );
-    // Once the burst is over (or past its wait), the finalizer goes first again.
-    let expected = vec![(
-        "PATCH",
-        OBJECT.into(),
-        Reply::Json(200, json(&fixture(true))),
-    )];
-    let (result, seen) = run(obj, vec![], vec![], expected).await;
     assert!(body(&seen, "PATCH", OBJECT).to_string().contains(FINALIZER));
-    assert_eq!(result.unwrap(), Action::await_change());
 }
 
 /// A reconcile woken by a child's event between the finalizer's patch and the watch bringing
@@ -420,7 +436,7 @@ async fn a_cache_behind_the_finalizer_just_added_costs_no_request() {
         vec![],
         vec![],
         expected,
-        false,
+        0,
     )
     .await;
     assert_eq!(seen.len(), 1, "{seen:?}");
@@ -737,7 +753,7 @@ async fn a_failure_is_written_and_announced_once_though_the_cache_is_behind() {
         vec![],
         vec![],
         expected,
-        false,
+        0,
     )
     .await;
     assert!(results.iter().all(Result::is_err), "{results:?}");

@@ -268,10 +268,10 @@ async fn a_cluster_scoped_owner_deletes_its_child_in_the_child_namespace() {
     assert_eq!(seen[0].body["preconditions"]["uid"], "child");
 }
 
-/// A create is counted in `writing` while the API server has not answered it, and no longer
+/// A create is counted in `creating` while the API server has not answered it, and no longer
 /// once it has: that is what holds new owners' finalizers back in a burst.
 #[tokio::test]
-async fn a_create_counts_as_a_write_in_flight_until_answered() {
+async fn a_create_counts_as_in_flight_until_answered() {
     use crate::controller::test_support::{cache, mock_client};
     let children = Children::new(cache(vec![]), "test");
     let (client, mut server) = mock_client();
@@ -282,12 +282,12 @@ async fn a_create_counts_as_a_write_in_flight_until_answered() {
     let answered = async {
         let (request, respond) = server.next_request().await.expect("the create");
         assert_eq!(request.method(), "POST");
-        assert_eq!(children.writing(), 1, "counted while in flight");
+        assert_eq!(children.creating(), 1, "counted while in flight");
         let body = serde_json::to_vec(&desired).unwrap();
         let response = http::Response::builder().status(201);
         respond.send_response(response.body(kube::client::Body::from(body)).unwrap());
     };
     let (outcome, ()) = tokio::join!(created, answered);
     assert!(matches!(outcome.unwrap(), Outcome::Created(_)));
-    assert_eq!(children.writing(), 0, "no longer once answered");
+    assert_eq!(children.creating(), 0, "no longer once answered");
 }
