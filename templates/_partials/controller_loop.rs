@@ -28,7 +28,7 @@ fn api_of(_obj: &{{ r.type_name }}, state: &State) -> Result<Api<{{ r.type_name 
 async fn report_failure(obj: &{{ r.type_name }}, state: &State, err: Error) -> Result<Action> {
     let status = failed_status(obj, &err);
     let api = api_of(obj, state)?;
-    let reported = state.ctx.report(&api, obj, obj.status.as_ref(), &status, false, FIELD_MANAGER, Err(err));
+    let reported = state.ctx.report(&api, obj, obj.status.as_ref(), &status, crate::context::Hold::No, FIELD_MANAGER, Err(err));
     reported.await.map(|(action, _): (Action, Action)| action)
 }
 
@@ -42,7 +42,7 @@ async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State)
     match state.finalizer_order.next(obj.as_ref(), FINALIZER, children_first) {
         Some(finalizer_order::Next::CacheBehind) => return Ok(Action::await_change()),
         Some(finalizer_order::Next::ChildrenFirst) => {
-            apply(&obj, &api, state).await?;
+            apply(&obj, &api, state, true).await?;
             state.ctx.retries.forget(&retry_key(obj.as_ref()));
             return Ok(Action::requeue(finalizer_order::RECHECK));
         }
@@ -51,7 +51,7 @@ async fn reconcile_through_finalizer(obj: Arc<{{ r.type_name }}>, state: &State)
 {%- endif %}
     let reconciled = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
-            Finalizer::Apply(obj) => apply(&obj, &api, state).await,
+            Finalizer::Apply(obj) => apply(&obj, &api, state{% if r.deploy_image %}, false{% endif %}).await,
             Finalizer::Cleanup(obj) => cleanup(&obj, &api, state).await,
         }
     })

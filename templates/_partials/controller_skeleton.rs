@@ -51,7 +51,7 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
         Ok(()) => applied_status(obj),
         Err(err) => failed_status(obj, err),
     };
-    let reported = state.ctx.report(api, obj, obj.status.as_ref(), &status, false, FIELD_MANAGER, outcome);
+    let reported = state.ctx.report(api, obj, obj.status.as_ref(), &status, crate::context::Hold::No, FIELD_MANAGER, outcome);
     let ((), action) = reported.await?;
     Ok(action)
 }

@@ -36,6 +36,20 @@ pub struct Context {
     written: Mutex<HashMap<String, (String, u64)>>,
 }
 
+/// Whether a status that shows no failure may wait before it is written (failures never do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// Written now.
+    No,
+    /// About to change again by itself (a rollout starting): held back, at most
+    /// `Settings::status_pace` after it was first seen.
+    Settling,
+    /// Held back for this reconcile, however long the pace: a controller in a burst of new
+    /// objects writes their statuses with their finalizers, once the burst is over (see
+    /// `controller::finalizer_order`), and the caller reconciles again.
+    Burst,
+}
+
 /// What the manager's flags tune in every controller.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -130,8 +144,7 @@ impl Context {
     /// Shows the outcome of a reconcile in `obj`'s status: writes `status` unless `current`
     /// already shows it. A failure is written at once, and recorded as a Warning event when
     /// the status did not show it yet, so each failure is announced once, not on every retry.
-    /// A success that `settling` says will change again by itself is held back, at most
-    /// `status_pace` after it was first seen. Returns the outcome's value and when to
+    /// A success may be held back (see `Hold`). Returns the outcome's value and when to
     /// reconcile this object again.
     #[allow(clippy::too_many_arguments)]
     pub async fn report<K, S, T>(
@@ -140,7 +153,7 @@ impl Context {
         obj: &K,
         current: Option<&S>,
         status: &S,
-        settling: bool,
+        hold: Hold,
         field_manager: &str,
         outcome: Result<T>,
     ) -> Result<(T, Action)>
@@ -152,12 +165,20 @@ impl Context {
         let desired = serde_json::to_value(status).map_err(kube::Error::SerdeError)?;
         let shown = serde_json::to_value(current).map_err(kube::Error::SerdeError)?;
         let changed = !self.shows(&key, obj, &shown, &desired);
-        if changed
-            && settling
-            && outcome.is_ok()
-            && let Some(wait) = self.hold_status(&key)
-        {
-            return outcome.map(|value| (value, Action::requeue(wait)));
+        if changed && outcome.is_ok() {
+            let held = match hold {
+                Hold::No => None,
+                Hold::Settling => self.hold_status(&key).map(Action::requeue),
+                // The pace starts all the same: a status still settling once the burst is
+                // over is not held back a whole pace more.
+                Hold::Burst => {
+                    self.hold_status(&key);
+                    Some(Action::await_change())
+                }
+            };
+            if let Some(action) = held {
+                return outcome.map(|value| (value, action));
+            }
         }
         if changed {
             let params = PatchParams {

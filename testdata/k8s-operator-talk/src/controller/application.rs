@@ -259,7 +259,7 @@ async fn report_failure(obj: &Application, state: &State, err: Error) -> Result<
         obj,
         obj.status.as_ref(),
         &status,
-        false,
+        crate::context::Hold::No,
         FIELD_MANAGER,
         Err(err),
     );
@@ -278,7 +278,7 @@ async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Re
     {
         Some(finalizer_order::Next::CacheBehind) => return Ok(Action::await_change()),
         Some(finalizer_order::Next::ChildrenFirst) => {
-            apply(&obj, &api, state).await?;
+            apply(&obj, &api, state, true).await?;
             state.ctx.retries.forget(&retry_key(obj.as_ref()));
             return Ok(Action::requeue(finalizer_order::RECHECK));
         }
@@ -286,7 +286,7 @@ async fn reconcile_through_finalizer(obj: Arc<Application>, state: &State) -> Re
     }
     let reconciled = finalizer(&api, FINALIZER, obj.clone(), |event| async {
         match event {
-            Finalizer::Apply(obj) => apply(&obj, &api, state).await,
+            Finalizer::Apply(obj) => apply(&obj, &api, state, false).await,
             Finalizer::Cleanup(obj) => cleanup(&obj, &api, state).await,
         }
     })
@@ -343,8 +343,16 @@ fn failed_status(obj: &Application, error: &Error) -> ApplicationStatus {
     status
 }
 
-/// Brings the Deployment and the Service in line with the spec, then reports the status.
-async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Result<Action> {
+/// Brings the Deployment and the Service in line with the spec, then reports the status. In a
+/// burst of new Applications (`burst`, see `finalizer_order`), a status that shows no failure
+/// waits with the finalizer until the burst is over: each write left out of the burst leaves the
+/// API server more room for the children, and an object with no status yet claims nothing.
+async fn apply(
+    obj: &Application,
+    api: &Api<Application>,
+    state: &State,
+    burst: bool,
+) -> Result<Action> {
     let ctx = &state.ctx;
     let ensured = ensure_children(obj, state).await;
     // One event per reconcile, and only when something was written, a child created while the
@@ -355,24 +363,44 @@ async fn apply(obj: &Application, api: &Api<Application>, state: &State) -> Resu
     }
     // The Deployment's error first, whichever came first: the status must not flip.
     let outcome = ensured.and_then(|(deployment, service)| Ok((deployment?, service?)));
-    let (status, settling) = match &outcome {
+    let (status, hold) = match &outcome {
         Ok((deployment, _)) => {
             let status = status(obj, deployment.object());
-            let settling = rollout_starting(deployment.object()) && !shown_at_once(obj, &status);
-            (status, settling)
+            let hold = status_hold(obj, &status, deployment.object(), burst);
+            (status, hold)
         }
-        Err(err) => (failed_status(obj, err), false),
+        Err(err) => (failed_status(obj, err), crate::context::Hold::No),
     };
     let reported = ctx.report(
         api,
         obj,
         obj.status.as_ref(),
         &status,
-        settling,
+        hold,
         FIELD_MANAGER,
         outcome,
     );
     Ok(reported.await?.1)
+}
+
+/// Whether `status`, after a reconcile that succeeded, may wait before it is written.
+fn status_hold(
+    obj: &Application,
+    status: &ApplicationStatus,
+    deployment: &appsv1::Deployment,
+    burst: bool,
+) -> crate::context::Hold {
+    // Named in full: a kind may be called Hold.
+    let failed = matches!(rollout(deployment), Rollout::Failed { .. });
+    if failed || shown_at_once(obj, status) {
+        crate::context::Hold::No
+    } else if burst {
+        crate::context::Hold::Burst
+    } else if rollout_starting(deployment) {
+        crate::context::Hold::Settling
+    } else {
+        crate::context::Hold::No
+    }
 }
 
 /// Whether the Deployment controller is about to update this Deployment's status by itself:

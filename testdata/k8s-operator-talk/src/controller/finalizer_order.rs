@@ -2,7 +2,8 @@
 //! When a deploy-image controller adds its finalizer: first, as kube's `finalizer` does,
 //! unless the controller is busy writing other objects' children (a burst of new objects).
 //! Then a new object gets its children at once and its finalizer once the burst is over, at
-//! the latest `WAIT_AT_MOST` after it was created. A finalizer patch sent first would wait its
+//! the latest `WAIT_AT_MOST` after it was created; its status waits with the finalizer,
+//! unless it shows a failure. A finalizer patch sent first would wait its
 //! turn at the API server among every other object's children, and hold back this object's
 //! own until its watch event came back: with 1,000 new objects on a small control plane, the
 //! children of the last ones came a quarter later (docs/design.md).
@@ -36,7 +37,8 @@ const ADDED_TTL: Duration = Duration::from_secs(30);
 pub enum Next {
     /// Add it, then wait for the watch to bring the object back (kube's `finalizer`).
     AddFinalizer,
-    /// Write the children now; the finalizer after `RECHECK`.
+    /// Write the children now; the finalizer (and a status that shows no failure) after
+    /// `RECHECK`.
     ChildrenFirst,
     /// This controller added it, and the cache has not caught up yet (a child's event woke the
     /// object first, or a status write's version came in first): nothing to do, the watch

@@ -371,17 +371,22 @@ async fn adds_the_finalizer_before_anything_else() {
     assert_eq!(result.unwrap(), Action::await_change());
 }
 
-/// In a burst of new objects (another object's child being created), a new object gets its
-/// children before its finalizer, and is looked at again soon: once the burst is over, the
-/// finalizer alone is sent.
-#[tokio::test]
-async fn in_a_burst_a_new_object_gets_its_children_before_its_finalizer() {
+/// A new object, as it is in a burst's first minute.
+fn new_in_a_burst() -> Application {
     let mut obj = fixture(false);
     obj.metadata.creation_timestamp = Some(metav1::Time(k8s_openapi::jiff::Timestamp::now()));
+    obj
+}
+
+/// In a burst of new objects (another object's child being created), a new object gets its
+/// children before its finalizer and its status, and is looked at again soon: once the burst
+/// is over, the finalizer is sent (and the status after it, as for any object).
+#[tokio::test]
+async fn in_a_burst_a_new_object_gets_its_children_before_its_finalizer_and_status() {
+    let obj = new_in_a_burst();
     let expected = vec![
         ("POST", DEPLOYMENTS.into(), Reply::Echo),
         ("POST", SERVICES.into(), Reply::Echo),
-        ("PATCH", STATUS.into(), Reply::Json(200, json(&obj))),
         ("POST", EVENTS.into(), Reply::Echo),
         (
             "PATCH",
@@ -415,6 +420,45 @@ async fn in_a_burst_a_new_object_gets_its_children_before_its_finalizer() {
         "the finalizer after the children"
     );
     assert!(body(&seen, "PATCH", OBJECT).to_string().contains(FINALIZER));
+}
+
+/// A failure in a burst is not held back with the finalizer: it shows at once.
+#[tokio::test]
+async fn in_a_burst_a_failure_still_shows_at_once() {
+    let expected = vec![
+        ("POST", DEPLOYMENTS.into(), Reply::Echo),
+        (
+            "POST",
+            SERVICES.into(),
+            Reply::Json(403, api_status(403, "Forbidden")),
+        ),
+        (
+            "PATCH",
+            STATUS.into(),
+            Reply::Json(200, json(&fixture(false))),
+        ),
+        ("POST", EVENTS.into(), Reply::Echo),
+        ("POST", EVENTS.into(), Reply::Echo),
+    ];
+    let settings = Settings {
+        status_pace: Duration::ZERO,
+        ..Settings::default()
+    };
+    let (results, seen) = run_each(
+        settings,
+        vec![new_in_a_burst()],
+        vec![],
+        vec![],
+        expected,
+        1,
+    )
+    .await;
+    assert!(results[0].is_err(), "{results:?}");
+    assert_eq!(ready_condition(body(&seen, "PATCH", STATUS)).0, "False");
+    let warned = seen
+        .iter()
+        .any(|s| s.path == EVENTS && s.body["type"] == "Warning");
+    assert!(warned, "{seen:?}");
 }
 
 /// A reconcile woken by a child's event between the finalizer's patch and the watch bringing
