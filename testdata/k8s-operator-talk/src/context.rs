@@ -60,7 +60,8 @@ pub struct Settings {
     pub sync_period: Duration,
     /// How long a status change may be held back while the controller expects it to change
     /// again by itself (a new Deployment's status is updated two or three times in a row by
-    /// the Deployment controller): the burst then costs one write. Failures are never held.
+    /// the Deployment controller): the burst then costs one write. Failures are never held. A
+    /// deploy-image controller in a burst of new objects holds longer (`Hold::Burst`).
     pub status_pace: Duration,
     /// The namespaces every controller watches, its children's included (WATCH_NAMESPACE);
     /// every namespace by default.

@@ -62,7 +62,8 @@ fn json(value: &impl serde::Serialize) -> Value {
 
 /// Reconciles `obj` with these cached children against an API server that answers
 /// exactly the `expected` requests (any other request fails the test); returns the
-/// result and the requests in order of arrival. Status changes are written at once.
+/// result and the requests in order of arrival. Status changes are written at once, except in
+/// a burst (see `run_each`), where they wait with the finalizer.
 async fn run(
     obj: Application,
     deployments: Vec<appsv1::Deployment>,
@@ -422,43 +423,78 @@ async fn in_a_burst_a_new_object_gets_its_children_before_its_finalizer_and_stat
     assert!(body(&seen, "PATCH", OBJECT).to_string().contains(FINALIZER));
 }
 
-/// A failure in a burst is not held back with the finalizer: it shows at once.
+/// Once the burst is over and the finalizer is on, the status held back in the burst is written.
 #[tokio::test]
-async fn in_a_burst_a_failure_still_shows_at_once() {
+async fn after_a_burst_the_status_held_back_comes_with_the_finalizer() {
+    let obj = new_in_a_burst();
+    let (d, s) = stored_children(&obj);
+    let mut finalized = obj.clone();
+    finalized.metadata.finalizers = Some(vec![FINALIZER.into()]);
     let expected = vec![
-        ("POST", DEPLOYMENTS.into(), Reply::Echo),
-        (
-            "POST",
-            SERVICES.into(),
-            Reply::Json(403, api_status(403, "Forbidden")),
-        ),
-        (
-            "PATCH",
-            STATUS.into(),
-            Reply::Json(200, json(&fixture(false))),
-        ),
-        ("POST", EVENTS.into(), Reply::Echo),
-        ("POST", EVENTS.into(), Reply::Echo),
+        ("PATCH", OBJECT.into(), Reply::Json(200, json(&finalized))),
+        ("PATCH", STATUS.into(), Reply::Json(200, json(&finalized))),
     ];
-    let settings = Settings {
-        status_pace: Duration::ZERO,
-        ..Settings::default()
+    let objects = vec![obj.clone(), obj, finalized];
+    let (results, seen) =
+        run_each(Settings::default(), objects, vec![d], vec![s], expected, 1).await;
+    let [burst, finalizer, status] = <[_; 3]>::try_from(results).unwrap();
+    assert_eq!(
+        burst.unwrap(),
+        Action::requeue(finalizer_order::RECHECK),
+        "nothing sent in the burst"
+    );
+    assert_eq!(finalizer.unwrap(), Action::await_change());
+    assert_eq!(status.unwrap(), Action::requeue(Duration::from_secs(300)));
+    assert_eq!(
+        ready_condition(body(&seen, "PATCH", STATUS)),
+        ("True", "RolloutComplete")
+    );
+}
+
+/// What must show at once is not held back in a burst: a failed rollout, and a failure shown
+/// that no longer holds.
+#[tokio::test]
+async fn in_a_burst_a_failure_and_its_end_still_show_at_once() {
+    let failing = {
+        let obj = new_in_a_burst();
+        let (mut d, s) = stored_children(&obj);
+        let status = d.status.as_mut().unwrap();
+        status.updated_replicas = Some(0);
+        status.conditions = Some(vec![appsv1::DeploymentCondition {
+            type_: Some("ReplicaFailure".into()),
+            status: Some("True".into()),
+            reason: Some("FailedCreate".into()),
+            message: Some("pods \"test-deployment-1\" is forbidden: exceeded quota".into()),
+            ..Default::default()
+        }]);
+        (obj, d, s, ("False", "FailedCreate"))
     };
-    let (results, seen) = run_each(
-        settings,
-        vec![new_in_a_burst()],
-        vec![],
-        vec![],
-        expected,
-        1,
-    )
-    .await;
-    assert!(results[0].is_err(), "{results:?}");
-    assert_eq!(ready_condition(body(&seen, "PATCH", STATUS)).0, "False");
-    let warned = seen
-        .iter()
-        .any(|s| s.path == EVENTS && s.body["type"] == "Warning");
-    assert!(warned, "{seen:?}");
+    let recovered = {
+        let mut obj = new_in_a_burst();
+        obj.status = Some(failed_status(
+            &obj,
+            &Error::ChildConflict("Service test-service".into()),
+        ));
+        let (d, s) = stored_children(&obj);
+        (obj, d, s, ("True", "RolloutComplete"))
+    };
+    for (obj, d, s, shown) in [failing, recovered] {
+        let expected = vec![("PATCH", STATUS.into(), Reply::Json(200, json(&obj)))];
+        let (results, seen) = run_each(
+            Settings::default(),
+            vec![obj],
+            vec![d],
+            vec![s],
+            expected,
+            1,
+        )
+        .await;
+        assert_eq!(
+            results[0].as_ref().unwrap(),
+            &Action::requeue(finalizer_order::RECHECK)
+        );
+        assert_eq!(ready_condition(body(&seen, "PATCH", STATUS)), shown);
+    }
 }
 
 /// A reconcile woken by a child's event between the finalizer's patch and the watch bringing
