@@ -56,6 +56,21 @@ fn stored_children(obj: &Application) -> (appsv1::Deployment, corev1::Service) {
     (d, s)
 }
 
+/// The children stored, and a quota refusing the new ReplicaSet's Pods.
+fn pods_refused(obj: &Application) -> (appsv1::Deployment, corev1::Service) {
+    let (mut d, s) = stored_children(obj);
+    let status = d.status.as_mut().unwrap();
+    status.updated_replicas = Some(0);
+    status.conditions = Some(vec![appsv1::DeploymentCondition {
+        type_: Some("ReplicaFailure".into()),
+        status: Some("True".into()),
+        reason: Some("FailedCreate".into()),
+        message: Some("pods \"test-deployment-1\" is forbidden: exceeded quota".into()),
+        ..Default::default()
+    }]);
+    (d, s)
+}
+
 fn json(value: &impl serde::Serialize) -> Value {
     serde_json::to_value(value).unwrap()
 }
@@ -457,16 +472,7 @@ async fn after_a_burst_the_status_held_back_comes_with_the_finalizer() {
 async fn in_a_burst_a_failure_and_its_end_still_show_at_once() {
     let failing = {
         let obj = new_in_a_burst();
-        let (mut d, s) = stored_children(&obj);
-        let status = d.status.as_mut().unwrap();
-        status.updated_replicas = Some(0);
-        status.conditions = Some(vec![appsv1::DeploymentCondition {
-            type_: Some("ReplicaFailure".into()),
-            status: Some("True".into()),
-            reason: Some("FailedCreate".into()),
-            message: Some("pods \"test-deployment-1\" is forbidden: exceeded quota".into()),
-            ..Default::default()
-        }]);
+        let (d, s) = pods_refused(&obj);
         (obj, d, s, ("False", "FailedCreate"))
     };
     let recovered = {
@@ -620,19 +626,10 @@ async fn holds_a_status_change_back_so_that_a_burst_costs_one_write() {
 
 #[tokio::test]
 async fn never_holds_back_a_failed_rollout() {
-    // A quota refuses the new ReplicaSet's Pods: updated stays below desired, but the
-    // Deployment controller will not change that by itself, so the failure shows at once.
+    // Updated stays below desired, but the Deployment controller will not change that by
+    // itself, so the failure shows at once.
     let obj = fixture(true);
-    let (mut d, s) = stored_children(&obj);
-    let status = d.status.as_mut().unwrap();
-    status.updated_replicas = Some(0);
-    status.conditions = Some(vec![appsv1::DeploymentCondition {
-        type_: Some("ReplicaFailure".into()),
-        status: Some("True".into()),
-        reason: Some("FailedCreate".into()),
-        message: Some("pods \"test-deployment-1\" is forbidden: exceeded quota".into()),
-        ..Default::default()
-    }]);
+    let (d, s) = pods_refused(&obj);
     let expected = vec![(
         "PATCH",
         STATUS.into(),
