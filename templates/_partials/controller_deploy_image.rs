@@ -104,7 +104,8 @@ async fn apply(obj: &{{ r.type_name }}, api: &Api<{{ r.type_name }}>, state: &St
 
 /// Whether `status`, after a reconcile that succeeded, may wait before it is written.
 fn status_hold(obj: &{{ r.type_name }}, status: &{{ r.kind }}Status, deployment: &appsv1::Deployment, burst: bool) -> crate::context::Hold {
-    // Named in full: a kind may be called Hold.
+    // Named in full: a kind may be called Hold. A failed rollout (its deadline passed, or Pods
+    // refused) is not about to change, so it is reported at once, as any failure.
     let failed = matches!(rollout(deployment), Rollout::Failed { .. });
     if failed || shown_at_once(obj, status) {
         crate::context::Hold::No
@@ -119,12 +120,8 @@ fn status_hold(obj: &{{ r.type_name }}, status: &{{ r.kind }}Status, deployment:
 
 /// Whether the Deployment controller is about to update this Deployment's status by itself:
 /// it has not seen the current spec, or not yet made the new ReplicaSet's Pods. Status written
-/// in between would be rewritten a moment later. A failed rollout (its deadline passed, or
-/// Pods refused) is not about to change: it is reported at once.
+/// in between would be rewritten a moment later (a failed rollout is not: `status_hold`).
 fn rollout_starting(deployment: &appsv1::Deployment) -> bool {
-    if matches!(rollout(deployment), Rollout::Failed { .. }) {
-        return false;
-    }
     let desired = deployment.spec.replicas.unwrap_or(1);
     let status = deployment.status.clone().unwrap_or_default();
     status.observed_generation < deployment.metadata.generation || status.updated_replicas.unwrap_or(0) < desired
