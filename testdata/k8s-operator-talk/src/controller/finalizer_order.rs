@@ -2,7 +2,8 @@
 //! When a deploy-image controller adds its finalizer: first, as kube's `finalizer` does,
 //! unless the controller is busy writing other objects' children (a burst of new objects).
 //! Then a new object gets its children at once and its finalizer once the burst is over, at
-//! the latest `WAIT_AT_MOST` after it was created; its status waits with the finalizer,
+//! the latest between one and two minutes after it was created (`wait_at_most`); its status
+//! waits with the finalizer,
 //! unless it shows a failure. A finalizer patch sent first would wait its
 //! turn at the API server among every other object's children, and hold back this object's
 //! own until its watch event came back: with 1,000 new objects on a small control plane, the
@@ -16,6 +17,7 @@
 //! in, always adds its finalizer first.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -23,8 +25,13 @@ use kube::{Resource, ResourceExt};
 // Tokio's clock, so that tests can let it run ahead.
 use tokio::time::Instant;
 
-/// How long a new object may go without its finalizer while children are being written.
-pub const WAIT_AT_MOST: Duration = Duration::from_secs(60);
+/// How long a new object may go without its finalizer while children are being written: at
+/// least this, and up to `SPREAD` more by its uid (`wait_at_most`).
+pub const WAIT_AT_LEAST: Duration = Duration::from_secs(60);
+/// One deadline for all would bring every object of a burst longer than it to its finalizer
+/// patch, and its held status write, in the same few seconds, in the middle of the burst; spread
+/// over a minute, they come a few at a time.
+const SPREAD: Duration = Duration::from_secs(60);
 /// How soon an object whose finalizer waits is reconciled again.
 pub const RECHECK: Duration = Duration::from_secs(5);
 /// How long a finalizer just added is taken as there while the cache does not show it: the
@@ -71,7 +78,7 @@ impl FinalizerOrder {
         let behind = added.get(&uid).is_some_and(|at| at.elapsed() < ADDED_TTL);
         Some(if behind {
             Next::CacheBehind
-        } else if busy && age(obj).is_some_and(|age| age < WAIT_AT_MOST) {
+        } else if busy && age(obj).is_some_and(|age| age < wait_at_most(&uid)) {
             Next::ChildrenFirst
         } else {
             Next::AddFinalizer
@@ -90,6 +97,16 @@ impl FinalizerOrder {
         added.retain(|_, at| at.elapsed() < ADDED_TTL);
         added.insert(obj.uid().unwrap_or_default(), Instant::now());
     }
+}
+
+/// `WAIT_AT_LEAST` and a share of `SPREAD` from `uid`: the same on every replica of a build and
+/// after a restart (`DefaultHasher::new` has fixed keys).
+fn wait_at_most(uid: &str) -> Duration {
+    let mut hasher = DefaultHasher::new();
+    uid.hash(&mut hasher);
+    // The top 53 bits, as a fraction in [0, 1) that an f64 holds exactly.
+    let share = (hasher.finish() >> 11) as f64 / (1_u64 << 53) as f64;
+    WAIT_AT_LEAST + SPREAD.mul_f64(share)
 }
 
 /// How long ago the API server created `obj`, by this host's clock (a skewed clock only
@@ -132,7 +149,7 @@ mod tests {
             order.next(&young, FINALIZER, false),
             Some(Next::AddFinalizer)
         );
-        let old = object(WAIT_AT_MOST + Duration::from_secs(1));
+        let old = object(WAIT_AT_LEAST + SPREAD + Duration::from_secs(1));
         assert_eq!(order.next(&old, FINALIZER, true), Some(Next::AddFinalizer));
         let mut unstored = young.clone();
         unstored.metadata.creation_timestamp = None;
@@ -140,6 +157,45 @@ mod tests {
             order.next(&unstored, FINALIZER, true),
             Some(Next::AddFinalizer)
         );
+    }
+
+    #[test]
+    fn the_wait_is_spread_over_a_minute_by_uid() {
+        let uids: Vec<String> = (0..1000)
+            .map(|n| format!("8d1f0c2e-4b7a-4c7e-9f3a-{n:012x}"))
+            .collect();
+        let mut per_tenth = [0; 10];
+        for uid in &uids {
+            let wait = wait_at_most(uid);
+            assert!(
+                (WAIT_AT_LEAST..WAIT_AT_LEAST + SPREAD).contains(&wait),
+                "{uid}: {wait:?}"
+            );
+            assert_eq!(
+                wait,
+                wait_at_most(uid),
+                "the same for a uid, wherever it is asked"
+            );
+            per_tenth
+                [((wait - WAIT_AT_LEAST).as_secs_f64() / SPREAD.as_secs_f64() * 10.0) as usize] +=
+                1;
+        }
+        assert!(
+            per_tenth.iter().all(|&n| (60..=140).contains(&n)),
+            "even: {per_tenth:?}"
+        );
+
+        // At a minute and a half, about half a burst's objects take their finalizers.
+        let order = FinalizerOrder::default();
+        let adding = uids
+            .iter()
+            .filter(|uid| {
+                let mut obj = object(WAIT_AT_LEAST + SPREAD / 2);
+                obj.metadata.uid = Some(uid.to_string());
+                order.next(&obj, FINALIZER, true) == Some(Next::AddFinalizer)
+            })
+            .count();
+        assert!((400..=600).contains(&adding), "{adding} of 1000");
     }
 
     #[test]
