@@ -183,6 +183,14 @@ if [ "${SKIP_RELEASE_INCREMENTAL:-0}" != 1 ]; then
 fi
 rm -rf "$CARGO_TARGET_DIR"
 step ops-clean-debug cargo build
+# What kube-rs itself costs: a controller with nothing of its own (bench/kube-floor), from the
+# project's lock, built clean right after the project (its own target dir: the project's stays
+# for the incremental build).
+cp -r "$ROOT/bench/kube-floor" "$WORK/kube-floor"
+cp Cargo.lock "$WORK/kube-floor/"
+rm -rf "$CACHE/kube-floor-target"
+step kube-floor-clean-debug env CARGO_TARGET_DIR="$CACHE/kube-floor-target" \
+  cargo build --offline --manifest-path "$WORK/kube-floor/Cargo.toml"
 # The one-line edit: a log message in the controller.
 grep -q '"cleaned up' src/controller/application.rs
 sed -i 's/"cleaned up[^"]*")/"cleaned up (edited)")/' src/controller/application.rs
@@ -280,7 +288,7 @@ jq -n \
   --argjson ops_init "$OPS_INIT_MED" --argjson ops_create "$OPS_CREATE_MED" \
   --argjson kb_init "$KB_INIT_MED" --argjson kb_create "$KB_CREATE_MED" \
   --argjson ops_dbg "${STEP_S[ops-clean-debug]}" --argjson ops_rel "${STEP_S[ops-clean-release]}" \
-  --argjson ops_inc "${STEP_S[ops-incremental-debug]}" \
+  --argjson ops_inc "${STEP_S[ops-incremental-debug]}" --argjson kube_floor_dbg "${STEP_S[kube-floor-clean-debug]}" \
   --argjson ops_inc_rel "${STEP_S[ops-incremental-release]:-null}" \
   --argjson kb_inc_rel "${STEP_S[kb-incremental-release]}" \
   --argjson kb_dbg "${STEP_S[kb-clean-build]}" --argjson kb_rel "${STEP_S[kb-clean-build-stripped]}" \
@@ -296,6 +304,8 @@ jq -n \
   {
     scaffold_ms: pair($ops_med; $kb_med),
     clean_debug_build_s: pair($ops_dbg; $kb_dbg),
+    clean_debug_build_kube_floor_s: {floor: $kube_floor_dbg},
+    clean_debug_over_kube_floor: {opsdk: ($ops_dbg / $kube_floor_dbg * 100 | round / 100)},
     clean_release_build_s: pair($ops_rel; $kb_rel),
     incremental_build_s: pair($ops_inc; $kb_inc),
     incremental_release_build_s: pair($ops_inc_rel; $kb_inc_rel),
@@ -320,6 +330,7 @@ jq -n \
       "load average at start: \($load)",
       "scaffold: wall time of init + create api, median of \($runs) runs each, interleaved, fresh directory each; spread (min-max) opsdk \($ops_min)-\($ops_max) ms, kubebuilder \($kb_min)-\($kb_max) ms. opsdk is the release build and includes its rustfmt pass. kubebuilder \($versions.kubebuilder | split(";")[0] | ltrimstr("KubeBuilder: ")): init --domain minetto.dev --repo github.com/eminetto/k8s-operator-talk; create api --group \($kbgroup) --version v1alpha1 --kind Application --plugins deploy-image/v1-alpha --image nginx:latest --image-container-port 80; its go mod tidy and its controller-gen build (go install, make generate/manifests) run against a warm module cache and a warm GOCACHE (one untimed scaffold first). Medians: opsdk init \($ops_init) ms + create api \($ops_create) ms; kubebuilder init \($kb_init) ms + create api \($kb_create) ms",
       "builds: opsdk project with cargo (registry downloaded by cargo fetch, CARGO_TARGET_DIR removed before each clean build); debug = cargo build (library, manager, crdgen; the generated dev profile: line tables only for the project, no debug info for dependencies), release = cargo build --release (the generated profile: opt-level s, incremental, strip, lto off, panic abort); incremental = cargo build after editing one log message in src/controller/application.rs. kubebuilder project with go build -o bin/manager cmd/main.go (what make build runs after manifests/generate/fmt/vet), GOCACHE emptied before each clean build, module cache warm; its \"release\" is go build -trimpath -ldflags=\"-s -w\"; incremental = go build after editing one log message in internal/controller/application_controller.go",
+      "clean_debug_build_kube_floor_s: cargo build of bench/kube-floor (one CustomResource and a Controller on kube with client, derive, runtime and rustls on ring, k8s-openapi, tokio, serde, schemars and futures; the generated dev profile), with the generated project'"'"'s Cargo.lock, target dir removed, right after the project'"'"'s clean debug build: what any kube-rs operator takes to build here; clean_debug_over_kube_floor is the project'"'"'s clean debug build over it",
       "binary_mb: stripped manager binaries (opsdk release profile; go -ldflags=\"-s -w\"); kubebuilder'"'"'s default make build binary (with symbols and DWARF, the one run on the control plane) is \($kb_mb_default) MB",
       "control plane: etcd, kube-apiserver, kube-controller-manager \($versions.control_plane) (controllers: \($o.kube_controller_manager | join(", ")); its client rate limit lifted), fresh for each operator; no scheduler or kubelet, so Pods stay Pending. \($apps) Applications, one per namespace app-NNNN (namespaces made before the operator starts), same image nginx:latest, 1 replica, port 80, created with 32 requests in flight. managers: opsdk'"'"'s release binary, kubebuilder'"'"'s default go build binary (what make build makes), each with KUBECONFIG (admin), metrics off, probes on; kubebuilder'"'"'s with APPLICATION_IMAGE=nginx:latest",
       "converge_1000_s: from the first create to every child existing with the right spec, seen by a watch: opsdk Deployment and NodePort Service (Deployments alone: \($o.deployments_converged_s) s, Services: \($o.services_converged_s) s); kubebuilder Deployment only (its deploy-image controller makes no Service). Until converged, the API server took on average \($o.operator_request_latency_ms.create_to_converged["create services"] // "?") ms to answer opsdk'"'"'s Service creates and \($o.operator_request_latency_ms.create_to_converged["create deployments"] // "?") ms its Deployment creates; kubebuilder'"'"'s Deployment creates \($k.operator_request_latency_ms.create_to_converged["create deployments"] // "?") ms",
@@ -354,47 +365,6 @@ cp "$WORK/latest.json" "$RESULTS/latest.json"
 
 # The table.
 MD=$RESULTS/$DAY.md
-jq -r '
-  def r(x): if x == null then "-" elif (x | type) == "number" then (x * 100 | round / 100 | tostring) else (x | tostring) end;
-  def ratio(p): if p.kubebuilder == 0 then "-" else (p.opsdk / p.kubebuilder * 1000 | round / 1000 | tostring) end;
-  def row(name; p; target; met):
-    "| \(name) | \(r(p.opsdk)) | \(r(p.kubebuilder)) | \(ratio(p)) | \(target) | \(met) |";
-  def yes(b): if b then "met" else "missed" end;
-  "# opsdk vs kubebuilder: benchmark of \(.date)",
-  "",
-  "Machine: \(.machine). opsdk \(.details.versions.opsdk_commit), kubebuilder v4.16.0. Produced by `bench/run.sh`; the numbers behind each row are in `latest.json` (notes, details).",
-  "",
-  "| metric | opsdk | kubebuilder | opsdk / kubebuilder | target | |",
-  "|---|---|---|---|---|---|",
-  row("scaffold: init + create api, median ms"; .scaffold_ms; "ratio <= 0.01"; yes(.scaffold_ms.opsdk <= .scaffold_ms.kubebuilder / 100)),
-  row("clean debug build, s"; .clean_debug_build_s; ""; ""),
-  row("clean release build, s"; .clean_release_build_s; "opsdk <= kubebuilder"; yes(.clean_release_build_s.opsdk <= .clean_release_build_s.kubebuilder)),
-  row("release build after a one-line controller edit, s"; .incremental_release_build_s; "opsdk <= 15 s"; yes((.incremental_release_build_s.opsdk // 99) <= 15)),
-  row("incremental build after a one-line controller edit, s"; .incremental_build_s; "opsdk <= 15 s"; yes(.incremental_build_s.opsdk <= 15)),
-  row("stripped manager binary, MB"; .binary_mb; "opsdk <= 12 MB"; yes(.binary_mb.opsdk <= 12)),
-  row("RSS idle, MB"; .rss_idle_mb; "ratio <= 1/3"; yes(.rss_idle_mb.opsdk * 3 <= .rss_idle_mb.kubebuilder)),
-  row("RSS with 1,000 Applications, MB"; .rss_1000_mb; "ratio <= 1/3"; yes(.rss_1000_mb.opsdk * 3 <= .rss_1000_mb.kubebuilder)),
-  row("converge 1,000 Applications, s"; .converge_1000_s; "ratio <= 1/2"; yes(.converge_1000_s.opsdk * 2 <= .converge_1000_s.kubebuilder)),
-  "| floor: 1,000 Deployments + 1,000 NodePort Services created by the API server alone, s | \(r(.floor_1000_s.floor)) | - | - | | no operator: the least opsdk'"'"'s converge can take |",
-  "| opsdk converge / floor, medians of \(.converge_1000_runs_s.opsdk | length) runs each | \(r(.converge_over_floor.opsdk)) | - | - | opsdk <= 1.5 | \(yes(.converge_over_floor.opsdk <= 1.5)) |",
-  "| the same, opsdk as deployed (its ServiceAccount, roles and admission policies), medians of \(.converge_1000_deployed_runs_s.opsdk | length) runs | \(r(.converge_deployed_over_floor.opsdk)) | - | - | opsdk <= 1.5 | \(yes(.converge_deployed_over_floor.opsdk <= 1.5)) |",
-  row("writes in 60 s of steady state"; .steady_state_writes_60s; "opsdk 0"; yes(.steady_state_writes_60s.opsdk == 0)),
-  row("requests in 60 s of steady state, any verb, Lease renewals left out"; .steady_state_requests_60s; ""; ""),
-  row("requests per Application to converge"; .requests_per_app; ""; ""),
-  row("GET requests per Application to converge"; .gets_per_app; ""; ""),
-  row("operator CPU over the run, s"; .cpu_s; ""; ""),
-  "",
-  "opsdk converge split: Deployments \(.details.control_plane.opsdk.deployments_converged_s) s, Services \(.details.control_plane.opsdk.services_converged_s) s (kubebuilder makes Deployments only). The API server alone, no operator, \(.details.floor.in_flight) in flight: \(.details.floor.apps) Deployments \(.details.floor.deployments_s) s, \(.details.floor.apps) NodePort Services \(.details.floor.nodeport_services_s) s (one at a time: \(.details.floor.nodeport_services_one_at_a_time_s) s).",
-  "",
-  "opsdk as a project grows (time and peak RSS of the last `create api`, peak RSS includes rustfmt):",
-  "",
-  "| kinds | last create api, ms | its peak RSS, MB | init + all create api, ms | files |",
-  "|---|---|---|---|---|",
-  (.details.opsdk_scaling[] | "| \(.kinds) | \(.last_create_api_ms) | \(.last_create_api_max_rss_mb) | \(.init_plus_all_create_api_ms) | \(.files) |"),
-  "",
-  "Notes:",
-  "",
-  (.notes[] | "- \(.)")
-' "$RESULTS/latest.json" >"$MD"
+jq -r -f "$ROOT/bench/table.jq" "$RESULTS/latest.json" >"$MD"
 cat "$MD"
 say "done in ${TOTAL_S}s; wrote $MD and $RESULTS/latest.json (logs in $LOGS)"
