@@ -104,10 +104,12 @@ impl<K: Resource + DeserializeOwned> CompactStore<K> {
     }
 }
 
-impl<K: Resource + Serialize> CompactWriter<K> {
+impl<K: Resource + Serialize + DeserializeOwned> CompactWriter<K> {
     /// Applies one watcher event. An object that cannot be encoded (which serde_json cannot
-    /// fail at for k8s-openapi types) is left out, as if not yet seen.
-    pub fn apply_watcher_event(&mut self, event: &watcher::Event<K>) {
+    /// fail at for k8s-openapi types) is left out, as if not yet seen. Returns, at the end of
+    /// a relist, the objects held before that it did not bring back: deleted while the watch
+    /// was down, they get no Delete event of their own.
+    pub fn apply_watcher_event(&mut self, event: &watcher::Event<K>) -> Vec<K> {
         let encoded = |obj: &K| {
             serde_json::to_string(obj)
                 .ok()
@@ -121,11 +123,18 @@ impl<K: Resource + Serialize> CompactWriter<K> {
                 }
             }
             watcher::Event::InitDone => {
+                let mut gone = Vec::new();
                 if let Some(mut relist) = self.relist.take() {
                     relist.shrink_to_fit();
-                    *self.objects.write().expect("cache lock poisoned") = relist;
+                    let mut objects = self.objects.write().expect("cache lock poisoned");
+                    gone = (objects.iter())
+                        .filter(|(key, _)| !relist.contains_key(*key))
+                        .filter_map(|(_, json)| serde_json::from_str(json).ok())
+                        .collect();
+                    *objects = relist;
                 }
                 self.listed.send_replace(true);
+                return gone;
             }
             watcher::Event::Apply(obj) => {
                 if let Some((key, json)) = encoded(obj) {
@@ -138,6 +147,7 @@ impl<K: Resource + Serialize> CompactWriter<K> {
                 objects.remove(&key_of(obj));
             }
         }
+        Vec::new()
     }
 }
 
@@ -180,7 +190,12 @@ mod tests {
             reader.get(Some("ns"), "gone").unwrap().is_some(),
             "replaced only once listed"
         );
-        writer.apply_watcher_event(&watcher::Event::InitDone);
+        let gone = writer.apply_watcher_event(&watcher::Event::InitDone);
+        assert_eq!(
+            gone,
+            [map("gone", "1")],
+            "what the relist did not bring back"
+        );
         assert!(reader.wait_until_ready().await);
         assert_eq!(reader.len(), 1);
         assert!(reader.get(Some("ns"), "kept").unwrap().is_some());

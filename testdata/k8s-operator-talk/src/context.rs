@@ -245,6 +245,10 @@ impl Context {
         }
         let now = Instant::now();
         let mut due = self.status_due.lock().expect("status lock poisoned");
+        // A deadline overdue by a resync is an object's that went while its status was held
+        // (its watch had forgotten it already): a live one's would have been met by then.
+        let stale = self.settings.sync_period + self.settings.status_pace;
+        due.retain(|_, at| now.saturating_duration_since(*at) < stale);
         let at = *due
             .entry(key.to_string())
             .or_insert(now + self.settings.status_pace);
@@ -358,7 +362,7 @@ mod tests {
             ..Settings::default()
         };
         let (client, _server) = crate::controller::test_support::mock_client();
-        let ctx = Context::with_settings(client, Arc::default(), settings);
+        let ctx = Context::with_settings(client, Arc::default(), settings.clone());
         let first = ctx.hold_status("uid-1").expect("held back at first sight");
         assert!(
             first <= pace && first > pace - Duration::from_secs(5),
@@ -383,6 +387,15 @@ mod tests {
             ctx.hold_status("uid-1").is_some(),
             "a new object starts a new pace"
         );
+        // Held by a reconcile that ended after its object's watch had forgotten it.
+        let overdue = Instant::now() - (settings.sync_period + pace);
+        ctx.status_due
+            .lock()
+            .unwrap()
+            .insert("gone".into(), overdue);
+        ctx.hold_status("uid-2");
+        let due = ctx.status_due.lock().unwrap();
+        assert!(!due.contains_key("gone") && due.contains_key("uid-1"));
     }
 
     #[test]

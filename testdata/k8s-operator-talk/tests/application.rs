@@ -1057,6 +1057,28 @@ async fn the_api_server_limits_what_the_manager_writes(
         .patch(&owned, &patch, &Patch::Strategic(&image))
         .await
         .expect("an update leaving their node selector and pull Secret");
+    // So does an init container someone else added: it is judged only when an update changes it.
+    let init = |image: &str| json!({"spec": {"template": {"spec": {"initContainers": [{"name": "setup", "image": image}]}}}});
+    theirs
+        .patch(
+            &owned,
+            &PatchParams::default(),
+            &Patch::Merge(&init("busybox")),
+        )
+        .await
+        .unwrap();
+    deployments
+        .patch(&owned, &patch, &Patch::Strategic(&image))
+        .await
+        .expect("an update leaving their init container");
+    let patched = deployments
+        .patch(&owned, &patch, &Patch::Strategic(&init("busybox:1.37")))
+        .await;
+    refused(
+        "an init container changed",
+        "no privilege",
+        patched.map(|_| ()),
+    );
     let priority =
         json!({"spec": {"template": {"spec": {"priorityClassName": "system-node-critical"}}}});
     let patched = deployments

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::{BoxFuture, FutureExt, Shared};
-use futures::{Stream, TryStreamExt};
+use futures::{Stream, TryStreamExt, stream};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::NamespaceResourceScope;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -156,9 +156,14 @@ where
             .watch_kept(ctx.settings.namespaces.apis::<K>(&ctx.client), config, keep)
             .modify(|child| child.managed_fields_mut().clear())
             .map_ok(move |event| {
-                observe(&event, &mut writer, &mut relist, &created, &applied);
-                event
+                let gone = observe(&event, &mut writer, &mut relist, &created, &applied);
+                // Passed on as deleted, a child a relist did not bring back wakes its owner,
+                // which makes it again, as controller-runtime's informers do for it.
+                let events =
+                    std::iter::once(event).chain(gone.into_iter().map(watcher::Event::Delete));
+                stream::iter(events.map(Ok::<_, watcher::Error>))
             })
+            .try_flatten()
             .touched_objects();
         (children, changes)
     }
@@ -390,17 +395,19 @@ type Created<K> = Mutex<HashMap<String, (K, Instant)>>;
 /// (a child it did not bring back is gone, deleted while the watch was down, not merely on
 /// its way; one created while the list ran is created again, and the API server's 409 on that
 /// is handled), and what was sent to a child deleted, or not brought back by a relist.
+/// Returns the children a relist did not bring back.
 fn observe<K>(
     event: &watcher::Event<K>,
     writer: &mut CompactWriter<K>,
     relist: &mut Relist,
     created: &Created<K>,
     applied: &Mutex<HashMap<String, (u64, String)>>,
-) where
+) -> Vec<K>
+where
     K: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned,
 {
     let mut created = created.lock().expect("created lock poisoned");
-    writer.apply_watcher_event(event);
+    let gone = writer.apply_watcher_event(event);
     match event {
         // Only for the child created: a late event for an earlier one of the same name
         // says nothing of it.
@@ -423,6 +430,7 @@ fn observe<K>(
     for dropped in relist.follow(event) {
         applied.remove(&dropped);
     }
+    gone
 }
 
 fn key(namespace: Option<&str>, name: &str) -> String {

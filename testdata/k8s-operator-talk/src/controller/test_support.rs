@@ -13,6 +13,7 @@ use kube::Resource;
 use kube::client::Body;
 use kube::runtime::watcher;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::controller::compact::{self, CompactStore};
@@ -62,7 +63,7 @@ impl Seen {
 /// A cache holding `objects`, listed and ready, as a watch would leave it.
 pub fn cache<K>(objects: Vec<K>) -> CompactStore<K>
 where
-    K: Resource + Serialize,
+    K: Resource + Serialize + DeserializeOwned,
 {
     let (store, mut writer) = compact::store();
     writer.apply_watcher_event(&watcher::Event::Init);

@@ -251,8 +251,17 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Connection<S> {
         Pin::new(&mut this.io).poll_flush(cx)
     }
 
+    /// A TLS shutdown writes its close_notify, which waits on a client that does not read:
+    /// it is held to the same deadline, and gives way as readily.
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+        let this = self.get_mut();
+        if let Some(closing) = this.closing(cx) {
+            return Poll::Ready(Err(closing));
+        }
+        match Pin::new(&mut this.io).poll_shutdown(cx) {
+            Poll::Pending => this.expired(cx),
+            done => done,
+        }
     }
 }
 
@@ -396,6 +405,60 @@ mod tests {
         let answer = tokio::time::timeout(Duration::from_secs(5), get_root(addr)).await;
         let answer = answer.expect("the parked request kept its slot");
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+
+    /// A connection whose shutdown never ends, as a TLS close_notify written to a client
+    /// that reads nothing.
+    struct ShutdownStuck;
+
+    impl AsyncWrite for ShutdownStuck {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Pending
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_shutdown_that_never_ends_times_out_or_gives_way() {
+        let slots = Arc::new(Semaphore::new(2));
+        let connection = |idle| Connection {
+            io: ShutdownStuck,
+            idle,
+            deadline: Box::pin(tokio::time::sleep(idle)),
+            standing: Arc::new(Standing::new(IpAddr::from([127, 0, 0, 1]))),
+            _slot: slots.clone().try_acquire_owned().unwrap(),
+        };
+        let mut idle = connection(Duration::from_secs(120));
+        let shutdown = tokio::time::timeout(Duration::from_secs(600), idle.shutdown()).await;
+        let err = shutdown
+            .expect("the shutdown outlived the idle deadline")
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        drop(idle);
+
+        let mut evicted = connection(Duration::from_secs(3600));
+        let standing = evicted.standing.clone();
+        let shutdown = tokio::spawn(async move { evicted.shutdown().await });
+        tokio::task::yield_now().await;
+        standing.closing.store(true, Ordering::Release);
+        standing.waker.wake();
+        let err = tokio::time::timeout(Duration::from_secs(1), shutdown).await;
+        let err = err
+            .expect("the shutdown did not give way")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionAborted);
     }
 
     // 127.0.0.2 is a loopback address on Linux only.

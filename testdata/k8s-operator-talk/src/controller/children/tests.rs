@@ -106,7 +106,7 @@ fn listed_children() -> (
     let mut relist = Relist::default();
     let feed = move |children: &Children<ConfigMap>, event| {
         let (created, applied) = (&children.created, &children.applied);
-        observe(&event, &mut writer, &mut relist, created, applied)
+        observe(&event, &mut writer, &mut relist, created, applied);
     };
     (children, feed)
 }
@@ -187,24 +187,11 @@ async fn the_watch_caches_only_children_the_owner_kind_controls_under_their_name
     use crate::controller::test_support::mock_client;
     use futures::StreamExt;
     use k8s_openapi::api::apps::v1::ReplicaSet;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     let (client, mut server) = mock_client();
     let ctx = Context::with_settings(client, Arc::default(), crate::context::Settings::default());
     let (children, changes) =
         Children::<ConfigMap>::watch::<ReplicaSet>(&ctx, "test", |owner| format!("{owner}-config"));
     tokio::spawn(changes.for_each(|_| async {}));
-    let owned_by = |name: &str, owner: &str, controller: bool| {
-        let mut child = config_map(name);
-        child.metadata.owner_references = Some(vec![OwnerReference {
-            api_version: "apps/v1".into(),
-            kind: "ReplicaSet".into(),
-            name: owner.into(),
-            uid: "u".into(),
-            controller: Some(controller),
-            ..OwnerReference::default()
-        }]);
-        child
-    };
     let items = [
         owned_by("rs-config", "rs", true),
         owned_by("big", "rs", true),
@@ -218,11 +205,9 @@ async fn the_watch_caches_only_children_the_owner_kind_controls_under_their_name
         query.contains("labelSelector=") && !query.contains("resourceVersion"),
         "{query}"
     );
-    let body = json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "1"}, "items": items});
-    respond.send_response(
-        http::Response::builder()
-            .body(kube::client::Body::from(serde_json::to_vec(&body).unwrap()))
-            .unwrap(),
+    answer(
+        respond,
+        json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "1"}, "items": items}),
     );
     // The watch that follows stays open, unanswered.
     let _watch = server.next_request().await.expect("the watch");
@@ -232,6 +217,71 @@ async fn the_watch_caches_only_children_the_owner_kind_controls_under_their_name
     for left_out in ["big", "other-config", "foreign"] {
         assert!(!cached(left_out), "{left_out} is cached");
     }
+}
+
+/// `name`, a child that the ReplicaSet `owner` references, as its controller or not.
+fn owned_by(name: &str, owner: &str, controller: bool) -> ConfigMap {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    let mut child = config_map(name);
+    child.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "apps/v1".into(),
+        kind: "ReplicaSet".into(),
+        name: owner.into(),
+        uid: "u".into(),
+        controller: Some(controller),
+        ..OwnerReference::default()
+    }]);
+    child
+}
+
+/// Answers a request of the mock API server with `body` (200).
+fn answer(
+    respond: tower_test::mock::SendResponse<http::Response<kube::client::Body>>,
+    body: Value,
+) {
+    let body = kube::client::Body::from(format!("{body}\n").into_bytes());
+    respond.send_response(http::Response::builder().body(body).unwrap());
+}
+
+/// A child deleted while its watch was down gets no Delete event: the relist after the watch
+/// expired (410 Gone) leaves it out. It is passed on all the same, so that its owner is woken
+/// and makes it again.
+#[tokio::test]
+async fn a_child_a_relist_did_not_bring_back_wakes_its_owner() {
+    use crate::controller::test_support::mock_client;
+    use k8s_openapi::api::apps::v1::ReplicaSet;
+    let (client, mut server) = mock_client();
+    let ctx = Context::with_settings(client, Arc::default(), crate::context::Settings::default());
+    let (_children, changes) =
+        Children::<ConfigMap>::watch::<ReplicaSet>(&ctx, "test", |owner| format!("{owner}-config"));
+    let (woken, mut wakes) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(changes.try_for_each(move |child| {
+        let _ = woken.send(child.name_any());
+        futures::future::ready(Ok(()))
+    }));
+    let list = |items: &[ConfigMap]| json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "1"}, "items": items});
+    let (_, respond) = server.next_request().await.expect("the list");
+    answer(
+        respond,
+        list(&[
+            owned_by("kept-config", "kept", true),
+            owned_by("gone-config", "gone", true),
+        ]),
+    );
+    let (_, respond) = server.next_request().await.expect("the watch");
+    let status = json!({"apiVersion": "v1", "kind": "Status", "status": "Failure", "reason": "Expired", "message": "too old resource version", "code": 410});
+    answer(respond, json!({"type": "ERROR", "object": status}));
+    let (_, respond) = server.next_request().await.expect("the relist");
+    answer(respond, list(&[owned_by("kept-config", "kept", true)]));
+    let mut woke = Vec::new();
+    while woke.len() < 4 {
+        let next = tokio::time::timeout(Duration::from_secs(5), wakes.recv()).await;
+        woke.push(next.expect("no owner woken").expect("the watch ended"));
+    }
+    assert_eq!(
+        woke,
+        ["kept-config", "gone-config", "kept-config", "gone-config"]
+    );
 }
 
 /// A cluster-scoped owner has no namespace of its own: its namespaced child is looked up in
