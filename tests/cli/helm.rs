@@ -192,7 +192,7 @@ fn webhooks_add_their_chart_pieces_and_the_last_delete_takes_them() {
     let manager = "dist/chart/templates/manager/manager.yaml";
     assert!(!read(&dir, manager).contains("--webhook-port"));
     let values = read(&dir, "dist/chart/values.yaml");
-    assert!(values.contains("webhook:\n  enabled: true\n"), "{values}");
+    assert!(values.contains("webhook:\n  enable: true\n"), "{values}");
 
     create_webhook_cmd(&dir, ARTICLE_WEBHOOKS)
         .assert()

@@ -201,12 +201,7 @@ async fn helm_installs_what_make_deploy_does_upgrades_and_uninstalls() {
     // The restricted profile: no warning for the chart as it is; one when it is broken.
     restricted_namespace(kubectl, "restricted");
     // The NetworkPolicy too (the ServiceMonitor needs the prometheus-operator's CRDs).
-    let warnings = dry_run(
-        &project,
-        &bin,
-        "restricted",
-        &["networkPolicy.enabled=true"],
-    );
+    let warnings = dry_run(&project, &bin, "restricted", &["networkPolicy.enable=true"]);
     assert!(
         warnings.trim().is_empty(),
         "the API server warned:\n{warnings}"

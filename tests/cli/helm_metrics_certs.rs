@@ -1,4 +1,4 @@
-//! The chart's metrics certificate from cert-manager (certManager.enabled, metrics over
+//! The chart's metrics certificate from cert-manager (certManager.enable, metrics over
 //! HTTPS), as config/default's [METRICS-WITH-CERTS] gives `make deploy` one: a Certificate
 //! for the metrics Service signed by the chart's CA, mounted where the manager's
 //! --metrics-cert-path reads it, and verified by the ServiceMonitor with that CA.
@@ -35,7 +35,7 @@ fn cert_path(manager: &Value) -> Option<String> {
 }
 
 pub fn metrics_are_served_with_cert_managers_certificate(bin: &Path, dir: &Path) {
-    let objects = render(bin, dir, "certManager.enabled=true,prometheus.enabled=true");
+    let objects = render(bin, dir, "certManager.enable=true,prometheus.enable=true");
     let object = |kind: &str, name_ends: &str| {
         find(&objects, kind, name_ends).unwrap_or_else(|| panic!("no {kind} *{name_ends}"))
     };
@@ -89,8 +89,8 @@ pub fn metrics_are_served_with_cert_managers_certificate(bin: &Path, dir: &Path)
 
     // Without cert-manager, or without HTTPS, none of it.
     for settings in [
-        "certManager.enabled=false,prometheus.enabled=true",
-        "certManager.enabled=true,prometheus.enabled=true,metrics.secure=false",
+        "certManager.enable=false,prometheus.enable=true",
+        "certManager.enable=true,prometheus.enable=true,metrics.secure=false",
     ] {
         let objects = render(bin, dir, settings);
         assert!(

@@ -183,6 +183,7 @@ fn the_chart_lints_and_renders_what_config_holds() {
     let rendered = lints_renders_and_matches_config(&bin, &article);
     assert!(rendered.contains("kind: ClusterRoleBinding"), "{rendered}");
     crate::helm_values::values_reach_the_manager(&bin, &article);
+    crate::helm_values::switches_are_kubebuilders_and_old_spellings_are_refused(&bin, &article);
     crate::helm_metrics_certs::metrics_are_served_with_cert_managers_certificate(&bin, &article);
     assert!(
         !rendered.contains("kind: PodDisruptionBudget"),

@@ -1,6 +1,6 @@
 //! The values kubebuilder's helm plugin (v2-alpha) reads that a team sets on the manager and its
 //! ServiceAccount: extra labels and annotations, strategy, topology spread, envOverrides, extra
-//! volumes, an existing ServiceAccount, and `manager.enabled`. Called by helm.rs's chart test
+//! volumes, an existing ServiceAccount, and `manager.enable`. Called by helm.rs's chart test
 //! on a project where `make manifests` has run.
 
 use std::path::Path;
@@ -120,11 +120,11 @@ pub fn values_reach_the_manager(bin: &Path, dir: &Path) {
         );
     };
     refused(
-        "serviceAccount.enabled=false",
-        "serviceAccount.name is required when serviceAccount.enabled=false",
+        "serviceAccount.enable=false",
+        "serviceAccount.name is required when serviceAccount.enable=false",
     );
     refused(
-        "serviceAccount.enabled=false,serviceAccount.name=default",
+        "serviceAccount.enable=false,serviceAccount.name=default",
         "serviceAccount.name=default would give the manager's rights to every Pod",
     );
     refused(
@@ -142,7 +142,7 @@ pub fn values_reach_the_manager(bin: &Path, dir: &Path) {
         dir,
         &[
             "--set",
-            "manager.enabled=false",
+            "manager.enable=false",
             "--set",
             "manager.replicas=2",
         ],
@@ -153,7 +153,39 @@ pub fn values_reach_the_manager(bin: &Path, dir: &Path) {
     assert!(kinds.contains(&"ServiceAccount"), "{kinds:?}");
 }
 
-/// serviceAccount.enabled=false with a name: no ServiceAccount, and the manager and every
+/// The switches are kubebuilder's (`metrics.enable`); one spelled as in earlier opsdk charts
+/// (`metrics.enabled`) fails the render, naming the key to use, instead of being ignored.
+pub fn switches_are_kubebuilders_and_old_spellings_are_refused(bin: &Path, dir: &Path) {
+    let services = |objects: &[Value]| objects.iter().filter(|o| o["kind"] == "Service").count();
+    let all = services(&render(bin, dir, &[]));
+    let without_metrics = render(bin, dir, &["--set", "metrics.enable=false"]);
+    assert_eq!(
+        services(&without_metrics),
+        all - 1,
+        "metrics.enable=false kept the metrics Service"
+    );
+    for (old, new) in [
+        ("metrics.enabled", "metrics.enable"),
+        ("rbac.helpers.enabled", "rbacHelpers.enable"),
+    ] {
+        let out = Command::new(bin)
+            .current_dir(dir)
+            .args([
+                "template",
+                "rel",
+                "dist/chart",
+                "--set",
+                &format!("{old}=false"),
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{old} was taken");
+        assert!(stderr.contains(&format!("{old} is now {new}")), "{stderr}");
+    }
+}
+
+/// serviceAccount.enable=false with a name: no ServiceAccount, and the manager and every
 /// binding of the release use the one named.
 fn an_existing_service_account_is_used(bin: &Path, dir: &Path) {
     let objects = render(
@@ -161,7 +193,7 @@ fn an_existing_service_account_is_used(bin: &Path, dir: &Path) {
         dir,
         &[
             "--set",
-            "serviceAccount.enabled=false",
+            "serviceAccount.enable=false",
             "--set",
             "serviceAccount.name=operator",
         ],

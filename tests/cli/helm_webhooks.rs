@@ -2,7 +2,7 @@
 //! --defaulting --programmatic-validation`) on a real control plane, with helm v3.22.0:
 //! rendered into a namespace enforcing the restricted Pod Security profile, accepted without a
 //! warning; `make helm-deploy` creates the very objects `make deploy` creates, the webhook
-//! Service, both configurations and the certificate roles included; `webhook.enabled=false`
+//! Service, both configurations and the certificate roles included; `webhook.enable=false`
 //! leaves them out; and installed as another release in another namespace, the manager, run
 //! as that release's ServiceAccount, finds its configurations by name and writes its CA bundle
 //! into them (no kubelet runs the manager's Pod: it runs here). A kind converting through the
@@ -78,7 +78,7 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
             "k8s-operator-talk",
             "dist/chart",
             "--set",
-            "webhook.enabled=false",
+            "webhook.enable=false",
         ],
     );
     let webhook_objects: Vec<String> = documents(&off)
@@ -99,7 +99,7 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
         // Extra volumes given as null (a values file with their entries commented out).
         &[
             &set[..],
-            &["certManager.enabled=true,manager.extraVolumes=null,manager.extraVolumeMounts=null"],
+            &["certManager.enable=true,manager.extraVolumes=null,manager.extraVolumeMounts=null"],
         ]
         .concat(),
     );
@@ -151,7 +151,7 @@ async fn helm_installs_the_webhooks_make_deploy_does_and_the_manager_finds_them(
         "--create-namespace",
         // The CRDs stayed, kept by the first release.
         "--set",
-        "crd.enabled=false",
+        "crd.enable=false",
         "--kubeconfig",
         &kubeconfig,
     ];

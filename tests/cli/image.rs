@@ -292,7 +292,7 @@ async fn the_article_image_is_built_pushed_deployed_and_runs() {
         &crate::helm::helm_bin(),
         &dir,
         &args(&format!(
-            "install other dist/chart -n elsewhere --create-namespace --set crd.enabled=false --kubeconfig {kubeconfig_arg}"
+            "install other dist/chart -n elsewhere --create-namespace --set crd.enable=false --kubeconfig {kubeconfig_arg}"
         )),
     );
 

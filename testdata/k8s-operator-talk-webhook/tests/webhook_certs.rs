@@ -817,7 +817,8 @@ async fn the_manager_changes_only_the_ca_bundles_of_its_webhooks() {
         "type": "kubernetes.io/service-account-token",
     }))
     .unwrap();
-    let minted = Api::<Secret>::namespaced(client.clone(), NAMESPACE)
+    let secrets = Api::<Secret>::namespaced(client.clone(), NAMESPACE);
+    let minted = secrets
         .create(&PostParams::default(), &token)
         .await
         .map(|_| ());
@@ -825,6 +826,28 @@ async fn the_manager_changes_only_the_ca_bundles_of_its_webhooks() {
         refused_by_policy(&minted),
         "a token Secret: not refused by the policy: {minted:?}"
     );
+    // Nor under its certificate's name, the one Secret it may read back.
+    let mut disguised = token.clone();
+    disguised.metadata.name = Some(configs::deployed(configs::SECRET));
+    let minted = secrets
+        .create(&PostParams::default(), &disguised)
+        .await
+        .map(|_| ());
+    assert!(
+        refused_by_policy(&minted),
+        "a token Secret as the certificate's: not refused by the policy: {minted:?}"
+    );
+    // A Secret a controller of the project makes (given the RBAC) is no business of this policy.
+    let opaque: Secret = serde_json::from_value(
+        serde_json::json!({"metadata": {"name": "credentials"}, "stringData": {"user": "app"}}),
+    )
+    .unwrap();
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let made = secrets.create(&dry_run, &opaque).await.map(|_| ());
+    assert!(made.is_ok(), "an Opaque Secret refused: {made:?}");
 }
 
 /// What the conversion webhook of the CRD `name` calls.

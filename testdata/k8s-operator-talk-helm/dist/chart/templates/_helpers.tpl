@@ -83,19 +83,19 @@ control-plane: controller-manager
 {{- end }}
 
 {{/*
-The manager's ServiceAccount: the chart's own, or with serviceAccount.enabled=false the existing
+The manager's ServiceAccount: the chart's own, or with serviceAccount.enable=false the existing
 one serviceAccount.name names, as kubebuilder's chart has it. Not the namespace's `default`,
 which kubebuilder's allows: every Pod of the namespace that names no ServiceAccount runs as it,
 and would get the manager's rights.
 */}}
 {{- define "chart.serviceAccountName" -}}
 {{- $s := include "chart.settings" . | fromJson }}
-{{- if index $s "serviceAccount.enabled" }}
+{{- if index $s "serviceAccount.enable" }}
 {{- include "chart.resourceName" (dict "suffix" "controller-manager" "context" .) }}
 {{- else }}
-{{- $name := required "serviceAccount.name is required when serviceAccount.enabled=false: the name of an existing ServiceAccount for the manager alone" (index $s "serviceAccount.name") }}
+{{- $name := required "serviceAccount.name is required when serviceAccount.enable=false: the name of an existing ServiceAccount for the manager alone" (index $s "serviceAccount.name") }}
 {{- if eq $name "default" }}
-{{- fail "serviceAccount.name=default would give the manager's rights to every Pod of the namespace that names no ServiceAccount: name one for the manager alone, or leave serviceAccount.enabled=true" }}
+{{- fail "serviceAccount.name=default would give the manager's rights to every Pod of the namespace that names no ServiceAccount: name one for the manager alone, or leave serviceAccount.enable=true" }}
 {{- end }}
 {{- $name }}
 {{- end }}
@@ -154,7 +154,7 @@ missing from an older values.yaml never breaks them.
 */}}
 {{- define "chart.settings" -}}
 {{- $defaults := dict
-  "manager.enabled" true
+  "manager.enable" true
   "manager.replicas" 1
   "manager.image.repository" "controller"
   "manager.image.tag" ""
@@ -185,25 +185,32 @@ missing from an older values.yaml never breaks them.
   "manager.pod.annotations" dict
   "manager.extraVolumes" list
   "manager.extraVolumeMounts" list
-  "serviceAccount.enabled" true
+  "serviceAccount.enable" true
   "serviceAccount.name" ""
   "serviceAccount.labels" dict
   "serviceAccount.annotations" dict
-  "rbac.helpers.enabled" true
-  "crd.enabled" true
+  "rbacHelpers.enable" true
+  "crd.enable" true
   "crd.keep" true
-  "metrics.enabled" true
+  "metrics.enable" true
   "metrics.port" 8443
   "metrics.secure" true
-  "prometheus.enabled" false
-  "networkPolicy.enabled" false
-  "policy.enabled" true
-  "webhook.enabled" true
+  "prometheus.enable" false
+  "networkPolicy.enable" false
+  "policy.enable" true
+  "webhook.enable" true
   "webhook.port" 9443
-  "certManager.enabled" false
+  "certManager.enable" false
 }}
 {{- $settings := dict }}
 {{- range $path, $default := $defaults }}
+{{- /* A switch spelled as in earlier opsdk charts would be ignored: refused instead. */}}
+{{- $legacy := regexReplaceAll "\\.enable$" $path ".enabled" | replace "rbacHelpers.enabled" "rbac.helpers.enabled" }}
+{{- if ne $legacy $path }}
+{{- if ne ((include "chart.get" (dict "context" $ "path" $legacy "default" "<absent>") | fromJson).v | toString) "<absent>" }}
+{{- fail (printf "%s is now %s, as in kubebuilder's charts: rename it in your values" $legacy $path) }}
+{{- end }}
+{{- end }}
 {{- $_ := set $settings $path (include "chart.get" (dict "context" $ "path" $path "default" $default) | fromJson).v }}
 {{- end }}
 {{- toJson $settings }}
@@ -219,12 +226,12 @@ namespace. Takes the root context; gives a JSON list.
 {{- end }}
 
 {{/*
-"true" when cert-manager keeps the webhooks' certificate (webhook.enabled and
-certManager.enabled) rather than the manager.
+"true" when cert-manager keeps the webhooks' certificate (webhook.enable and
+certManager.enable) rather than the manager.
 */}}
 {{- define "chart.certManaged" -}}
 {{- $s := include "chart.settings" . | fromJson }}
-{{- if and (index $s "webhook.enabled") (index $s "certManager.enabled") }}true{{ end }}
+{{- if and (index $s "webhook.enable") (index $s "certManager.enable") }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -240,16 +247,16 @@ webhook configurations and the CRDs converting through the manager.
 */}}
 {{- define "chart.metricsSecure" -}}
 {{- $s := include "chart.settings" . | fromJson }}
-{{- if and (index $s "metrics.enabled") (index $s "metrics.secure") }}true{{ end }}
+{{- if and (index $s "metrics.enable") (index $s "metrics.secure") }}true{{ end }}
 {{- end }}
 
 {{/*
 "true" when cert-manager issues the certificate the manager serves /metrics with
-(certManager.enabled, over HTTPS), signed by the chart's CA, which a ServiceMonitor verifies.
+(certManager.enable, over HTTPS), signed by the chart's CA, which a ServiceMonitor verifies.
 */}}
 {{- define "chart.metricsCertManaged" -}}
 {{- $s := include "chart.settings" . | fromJson }}
-{{- if and (index $s "certManager.enabled") (include "chart.metricsSecure" .) }}true{{ end }}
+{{- if and (index $s "certManager.enable") (include "chart.metricsSecure" .) }}true{{ end }}
 {{- end }}
 
 {{/*
